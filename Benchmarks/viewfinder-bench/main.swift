@@ -1,0 +1,2 @@
+import Viewfinder
+print("todo")

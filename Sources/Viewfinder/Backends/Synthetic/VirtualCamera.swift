@@ -1,0 +1,269 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Viewfinder's built-in virtual camera ("Test Pattern Camera"): a device that captures a
+/// ``TestPattern`` in YUYV, NV12 or BGRA at 640x480, 1280x720 and 1920x1080, 15, 30 or 60 fps,
+/// so everything runs and is tested on a machine with no camera.
+///
+/// Frames are paced by an injected ``CaptureClock`` (``HostClock`` for real time, a
+/// ``ManualClock`` for exact tests), or produced as fast as the pipeline takes them
+/// (`isPaced = false`) for benchmarks. Like a V4L2 driver, it fills a fixed ring of buffers;
+/// when every buffer is held downstream it skips the frame, which shows up as a gap in sequence
+/// numbers (a `.discontinuity` drop).
+///
+/// ```swift
+/// let camera = VirtualCamera(configuration: .init(clock: ManualClock(), frameLimit: 100))
+/// let input = try CaptureDeviceInput(device: camera.device)
+/// ```
+///
+/// Thread safety: all members may be used from any thread.
+public final class VirtualCamera: Sendable {
+    /// How the camera behaves.
+    public struct Configuration: Sendable {
+        /// The device's name.
+        public var name: String
+        /// The device's unique ID (default: one made up for this instance).
+        public var uniqueID: String?
+        /// The clock that paces frames and stamps them.
+        public var clock: any CaptureClock
+        /// `true`: one frame per frame interval of `clock`. `false`: as fast as buffers free up,
+        /// timestamps still one interval apart.
+        public var isPaced: Bool
+        /// Stop after this many frames (lost ones included); `nil` for no end.
+        public var frameLimit: Int?
+        /// Buffers in the capture ring (like V4L2's `REQBUFS` count).
+        public var bufferCount: Int
+        /// `true`: every frame's pixels show its own sequence number and box position.
+        /// `false`: each ring buffer is drawn once and reused as is (for benchmarks of the
+        /// pipeline itself, where drawing would dominate).
+        public var rendersEveryFrame: Bool
+        /// The formats offered.
+        public var formats: [CaptureDevice.Format]
+
+        /// A configuration; every parameter has the default of the built-in camera.
+        public init(
+            name: String = "Test Pattern Camera", uniqueID: String? = nil,
+            clock: any CaptureClock = HostClock(), isPaced: Bool = true, frameLimit: Int? = nil,
+            bufferCount: Int = 8, rendersEveryFrame: Bool = true,
+            formats: [CaptureDevice.Format] = VirtualCamera.standardFormats
+        ) {
+            self.name = name
+            self.uniqueID = uniqueID
+            self.clock = clock
+            self.isPaced = isPaced
+            self.frameLimit = frameLimit
+            self.bufferCount = bufferCount
+            self.rendersEveryFrame = rendersEveryFrame
+            self.formats = formats
+        }
+    }
+
+    /// YUYV, NV12 (video range) and BGRA at 640x480, 1280x720 and 1920x1080, each at 15, 30
+    /// and 60 fps.
+    public static let standardFormats: [CaptureDevice.Format] = {
+        let sizes = [(640, 480), (1280, 720), (1920, 1080)]
+        let rates: [FrameRateRange] = [60, 30, 15].map { FrameRateRange(framesPerSecond: $0) }
+        return [PixelFormat.yuyv, .nv12VideoRange, .bgra].flatMap { format in
+            sizes.map { CaptureDevice.Format(pixelFormat: format, width: $0.0, height: $0.1, frameRateRanges: rates) }
+        }
+    }()
+
+    /// The device to add to a session through ``CaptureDeviceInput``.
+    public let device: CaptureDevice
+    let backend: VirtualCameraBackend
+
+    /// A virtual camera configured by `configuration`.
+    public init(configuration: Configuration = Configuration()) {
+        backend = VirtualCameraBackend(configuration: configuration)
+        device = CaptureDevice(backend: backend)
+    }
+
+    /// Frames the camera has produced in its current or last stream (lost ones included).
+    public var framesProduced: Int { backend.framesProduced }
+
+    /// Waits until a camera with a ``Configuration/frameLimit`` has produced its last frame.
+    /// Returns `false` on timeout.
+    public func waitUntilFinished(timeout seconds: Double) -> Bool {
+        backend.waitUntilFinished(timeout: seconds)
+    }
+
+    /// Makes the running stream fail with `error` at its next frame, as a driver error would.
+    public func simulateFailure(_ error: CaptureError) {
+        backend.inject(.fail(error))
+    }
+
+    /// Unplugs the camera: the stream fails with ``CaptureError/Code/deviceDisconnected`` and
+    /// the device reports itself disconnected until ``simulateReconnect()``.
+    public func simulateDisconnect() {
+        backend.inject(.disconnect)
+    }
+
+    /// Plugs the camera back in.
+    public func simulateReconnect() {
+        backend.setConnected(true)
+    }
+}
+
+/// Finds the machine's one built-in virtual camera.
+struct VirtualCameraProvider: DeviceProvider {
+    static let shared = VirtualCamera(
+        configuration: .init(uniqueID: "viewfinder.virtual.test-pattern.0"))
+
+    var sortOrder: Int { 1000 }
+    func discoverBackends() -> [any DeviceBackend] { [Self.shared.backend] }
+}
+
+/// The virtual camera's backend: a capture thread that draws into a ring of buffers.
+final class VirtualCameraBackend: DeviceBackend {
+    enum Injection: Sendable {
+        case fail(CaptureError)
+        case disconnect
+    }
+
+    let configuration: VirtualCamera.Configuration
+    let uniqueID: String
+    var localizedName: String { configuration.name }
+    var modelID: String { "Viewfinder Virtual Camera" }
+    var manufacturer: String { "Viewfinder" }
+    var deviceType: CaptureDevice.DeviceType { .virtual }
+    var formats: [CaptureDevice.Format] { configuration.formats }
+
+    private static let counter = Atomic<Int>(0)
+
+    private struct Stream {
+        var finishedSignal: DispatchSemaphore?
+        var produced = 0
+        var finished = false
+        var pending: Injection?
+        var connected = true
+    }
+    private let stream = Mutex(Stream())
+    private let cancelled = Atomic<Bool>(false)
+    private let finishCondition = NSCondition()
+
+    init(configuration: VirtualCamera.Configuration) {
+        self.configuration = configuration
+        let serial = Self.counter.add(1, ordering: .relaxed).newValue
+        self.uniqueID = configuration.uniqueID ?? "viewfinder.virtual.\(serial)"
+    }
+
+    var isConnected: Bool { stream.withLock { $0.connected } }
+    var framesProduced: Int { stream.withLock { $0.produced } }
+
+    func inject(_ injection: Injection) { stream.withLock { $0.pending = injection } }
+
+    func setConnected(_ connected: Bool) { stream.withLock { $0.connected = connected } }
+
+    func waitUntilFinished(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        finishCondition.lock()
+        defer { finishCondition.unlock() }
+        while !stream.withLock({ $0.finished }) {
+            if !finishCondition.wait(until: deadline) { return stream.withLock { $0.finished } }
+        }
+        return true
+    }
+
+    func startStreaming(
+        format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
+    ) throws(CaptureError) -> MediaTime {
+        guard isConnected else {
+            throw CaptureError(.deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
+        }
+        guard formats.contains(format) else {
+            throw CaptureError(.unsupportedFormat, "'\(localizedName)' does not offer \(format)")
+        }
+        guard configuration.bufferCount > 0 else {
+            throw CaptureError(.invalidArgument, "the virtual camera needs at least one buffer, got bufferCount \(configuration.bufferCount)")
+        }
+        let duration = format.supports(frameDuration: frameDuration) ? frameDuration : format.minFrameDuration
+        let ring = try PixelBufferPool(
+            pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+            capacity: configuration.bufferCount)
+        let done = DispatchSemaphore(value: 0)
+        cancelled.store(false, ordering: .sequentiallyConsistent)
+        stream.withLock {
+            $0.produced = 0
+            $0.finished = false
+            $0.finishedSignal = done
+        }
+        let thread = Thread { [self] in
+            run(ring: ring, frameDuration: duration, sink: sink)
+            done.signal()
+        }
+        thread.name = "viewfinder.virtual-camera"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+        return duration
+    }
+
+    func stopStreaming() {
+        let signal: DispatchSemaphore? = stream.withLock { stream in
+            defer {
+                stream.finishedSignal = nil
+            }
+            return stream.finishedSignal
+        }
+        guard let signal else { return }
+        cancelled.store(true, ordering: .sequentiallyConsistent)
+        signal.wait()
+    }
+
+    private func markFinished() {
+        finishCondition.lock()
+        stream.withLock { $0.finished = true }
+        finishCondition.broadcast()
+        finishCondition.unlock()
+    }
+
+    private func run(ring: PixelBufferPool, frameDuration: MediaTime, sink: DeviceStreamSink) {
+        let clock = configuration.clock
+        let host = HostClock()
+        let start = clock.now()
+        var slotSequence = [UInt64?](repeating: nil, count: ring.capacity)
+        var sequence: UInt64 = 0
+        let isCancelled = { self.cancelled.load(ordering: .relaxed) }
+        defer { markFinished() }
+        while !isCancelled() {
+            if let limit = configuration.frameLimit, sequence >= UInt64(limit) { return }
+            let deadline = start + frameDuration * Int64(sequence)
+            if configuration.isPaced {
+                guard clock.wait(until: deadline, isCancelled: isCancelled) else { return }
+            }
+            let injection: Injection? = stream.withLock { stream in
+                defer { stream.pending = nil }
+                return stream.pending
+            }
+            switch injection {
+            case .fail(let error):
+                sink.deviceDidFail(error)
+                return
+            case .disconnect:
+                setConnected(false)
+                sink.deviceDidFail(CaptureError(.deviceDisconnected, "'\(localizedName)' was disconnected while capturing: reconnect it; the session resumes when it returns", errno: ENODEV))
+                return
+            case nil:
+                break
+            }
+            let current = sequence
+            sequence += 1
+            stream.withLock { $0.produced += 1 }
+            // Like a V4L2 driver with no queued buffer: the frame is lost, the counter moves on.
+            guard let (buffer, slot) = ring.makePixelBufferWithSlot() else { continue }
+            if let previous = slotSequence[slot] {
+                if configuration.rendersEveryFrame {
+                    TestPattern.stamp(sequenceNumber: current, previous: previous, into: buffer)
+                    slotSequence[slot] = current
+                }
+            } else {
+                TestPattern.render(sequenceNumber: current, into: buffer)
+                slotSequence[slot] = current
+            }
+            sink.deviceDidCapture(
+                CapturedFrame(
+                    buffer: buffer, presentationTime: deadline, duration: frameDuration, sequenceNumber: current,
+                    hostArrivalTime: host.now()))
+        }
+    }
+}

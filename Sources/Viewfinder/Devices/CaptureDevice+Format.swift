@@ -1,0 +1,141 @@
+extension CaptureDevice {
+    /// One way a device can capture: a pixel format, a size, and the frame rates it supports at
+    /// that size (the counterpart of `AVCaptureDevice.Format`).
+    ///
+    /// Thread safety: a value type; freely sendable.
+    public struct Format: Sendable, Hashable, CustomStringConvertible {
+        /// The media the format carries (always ``MediaType/video`` today).
+        public var mediaType: MediaType
+        /// The pixel format frames arrive in.
+        public var pixelFormat: PixelFormat
+        /// Width and height in pixels.
+        public var dimensions: Dimensions
+        /// The frame rates the device supports in this format. A camera with discrete frame
+        /// intervals lists one range per interval (minimum equal to maximum).
+        public var videoSupportedFrameRateRanges: [FrameRateRange]
+        /// `true` when the driver does not produce this format itself and a software layer
+        /// (libv4l2's converter) makes it from another: it costs CPU, so negotiation prefers native
+        /// formats.
+        public var isEmulated: Bool
+        /// The backend's own code for the format (a V4L2 FourCC), for the backend's use.
+        var backendPixelFormat: UInt32
+
+        /// A format of `pixelFormat` at `width` × `height` with the given frame-rate ranges.
+        public init(
+            pixelFormat: PixelFormat, width: Int, height: Int, frameRateRanges: [FrameRateRange],
+            isEmulated: Bool = false
+        ) {
+            self.mediaType = .video
+            self.pixelFormat = pixelFormat
+            self.dimensions = Dimensions(width: width, height: height)
+            self.videoSupportedFrameRateRanges = frameRateRanges
+            self.isEmulated = isEmulated
+            self.backendPixelFormat = pixelFormat.rawValue
+        }
+
+        /// The shortest frame duration (fastest rate) any range allows.
+        public var minFrameDuration: MediaTime {
+            videoSupportedFrameRateRanges.map(\.minFrameDuration).min() ?? .invalid
+        }
+
+        /// The longest frame duration (slowest rate) any range allows.
+        public var maxFrameDuration: MediaTime {
+            videoSupportedFrameRateRanges.map(\.maxFrameDuration).max() ?? .invalid
+        }
+
+        /// The highest frame rate the format supports.
+        public var maxFrameRate: Double { videoSupportedFrameRateRanges.map(\.maxFrameRate).max() ?? 0 }
+
+        /// Whether some range allows frames `duration` apart.
+        public func supports(frameDuration duration: MediaTime) -> Bool {
+            videoSupportedFrameRateRanges.contains { $0.contains(frameDuration: duration) }
+        }
+
+        /// The supported frame duration nearest to `duration` that is not longer than it (the
+        /// slowest rate at least as fast as asked), or the longest supported if all are faster.
+        func nearestSupportedDuration(atMost duration: MediaTime) -> MediaTime {
+            var best: MediaTime?
+            for range in videoSupportedFrameRateRanges {
+                let candidate: MediaTime
+                if range.contains(frameDuration: duration) {
+                    return duration
+                } else if range.maxFrameDuration < duration {
+                    candidate = range.maxFrameDuration
+                } else {
+                    continue
+                }
+                if best == nil || candidate > best! { best = candidate }
+            }
+            return best ?? maxFrameDuration
+        }
+
+        public var description: String {
+            let rates = videoSupportedFrameRateRanges.map { $0.description }.joined(separator: ", ")
+            return "\(pixelFormat.name) \(dimensions)\(isEmulated ? " (emulated)" : "") @ \(rates)"
+        }
+    }
+
+    /// A width and a height in pixels (the counterpart of `CMVideoDimensions`).
+    public struct Dimensions: Sendable, Hashable, CustomStringConvertible {
+        /// Width in pixels.
+        public var width: Int
+        /// Height in pixels.
+        public var height: Int
+        /// `width` × `height`.
+        public init(width: Int, height: Int) {
+            self.width = width
+            self.height = height
+        }
+        /// Pixels in a frame.
+        public var area: Int { width * height }
+        public var description: String { "\(width)x\(height)" }
+    }
+}
+
+/// A range of frame rates a format supports, the counterpart of `AVFrameRateRange`.
+/// A discrete frame interval is a range whose minimum equals its maximum.
+public struct FrameRateRange: Sendable, Hashable, CustomStringConvertible {
+    /// The shortest time between frames (the fastest rate).
+    public var minFrameDuration: MediaTime
+    /// The longest time between frames (the slowest rate).
+    public var maxFrameDuration: MediaTime
+
+    /// A range from `minFrameDuration` (fastest) to `maxFrameDuration` (slowest).
+    public init(minFrameDuration: MediaTime, maxFrameDuration: MediaTime) {
+        self.minFrameDuration = minFrameDuration
+        self.maxFrameDuration = maxFrameDuration
+    }
+
+    /// A single discrete frame interval.
+    public init(frameDuration: MediaTime) {
+        self.init(minFrameDuration: frameDuration, maxFrameDuration: frameDuration)
+    }
+
+    /// A single rate of `framesPerSecond` (as the interval `1/framesPerSecond`).
+    public init(framesPerSecond: Int32) {
+        self.init(frameDuration: MediaTime(value: 1, timescale: framesPerSecond))
+    }
+
+    /// The highest rate, in frames per second.
+    public var maxFrameRate: Double { 1 / minFrameDuration.seconds }
+    /// The lowest rate, in frames per second.
+    public var minFrameRate: Double { 1 / maxFrameDuration.seconds }
+
+    /// Whether frames `duration` apart fall within the range.
+    public func contains(frameDuration duration: MediaTime) -> Bool {
+        duration >= minFrameDuration && duration <= maxFrameDuration
+    }
+
+    public var description: String {
+        func rate(_ r: Double) -> String {
+            r == r.rounded() ? String(Int(r)) : String(format3(r))
+        }
+        return minFrameDuration == maxFrameDuration
+            ? "\(rate(maxFrameRate)) fps" : "\(rate(minFrameRate))–\(rate(maxFrameRate)) fps"
+    }
+}
+
+func format3(_ value: Double) -> String {
+    let scaled = (value * 1000).rounded() / 1000
+    return String(scaled)
+}

@@ -1,0 +1,186 @@
+import Synchronization
+
+/// A camera: what it is, the formats it offers, and its active configuration (the counterpart
+/// of `AVCaptureDevice`).
+///
+/// Get devices from ``default(for:)``, ``devices(for:)`` or a ``DiscoverySession``. To change the
+/// active format or frame rate, take the configuration lock first:
+///
+/// ```swift
+/// let camera = CaptureDevice.default(for: .video)!
+/// try camera.lockForConfiguration()
+/// try camera.setActiveFormat(camera.formats[0])
+/// try camera.setActiveVideoMinFrameDuration(MediaTime(value: 1, timescale: 15))
+/// camera.unlockForConfiguration()
+/// ```
+///
+/// Thread safety: all members may be used from any thread; configuration changes are serialised
+/// by an internal lock.
+public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
+    /// The kind of device, as discovery sessions filter it.
+    public enum DeviceType: String, Sendable, Hashable, CaseIterable {
+        /// A camera on a bus that can be unplugged (USB/UVC webcams).
+        case external
+        /// A camera built into the machine (a platform or CSI camera).
+        case builtInWideAngleCamera
+        /// Viewfinder's virtual test-pattern camera.
+        case virtual
+    }
+
+    /// Which way the camera faces, where known (always ``unspecified`` on Linux so far).
+    public enum Position: Sendable, Hashable {
+        case unspecified, front, back
+    }
+
+    let backend: any DeviceBackend
+
+    private struct Configuration {
+        var activeFormat: Format
+        var activeVideoMinFrameDuration: MediaTime
+        var minFrameDurationWasSet = false
+        var formatWasSet = false
+        var lockCount = 0
+        var owner: ObjectIdentifier?
+    }
+    private let configuration: Mutex<Configuration>
+
+    init(backend: any DeviceBackend) {
+        self.backend = backend
+        let first =
+            backend.formats.first
+            ?? Format(pixelFormat: .bgra, width: 0, height: 0, frameRateRanges: [])
+        configuration = Mutex(
+            Configuration(activeFormat: first, activeVideoMinFrameDuration: first.minFrameDuration))
+    }
+
+    /// An identifier that stays the same for the same camera (on V4L2: built from the bus path).
+    public var uniqueID: String { backend.uniqueID }
+    /// The camera's name, for people.
+    public var localizedName: String { backend.localizedName }
+    /// The model (on V4L2: the driver's name).
+    public var modelID: String { backend.modelID }
+    /// The maker, where known.
+    public var manufacturer: String { backend.manufacturer }
+    /// The kind of device.
+    public var deviceType: DeviceType { backend.deviceType }
+    /// Which way the camera faces.
+    public var position: Position { .unspecified }
+    /// Whether the camera is still attached.
+    public var isConnected: Bool { backend.isConnected }
+    /// Every format the device offers.
+    public var formats: [Format] { backend.formats }
+
+    /// Whether the device produces media of `mediaType`.
+    public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaType == .video }
+
+    /// The format the device captures in.
+    public var activeFormat: Format { configuration.withLock { $0.activeFormat } }
+
+    /// The shortest time between frames: the device runs at `1 / activeVideoMinFrameDuration`
+    /// frames per second.
+    public var activeVideoMinFrameDuration: MediaTime {
+        configuration.withLock { $0.activeVideoMinFrameDuration }
+    }
+
+    /// Whether this process holds the configuration lock.
+    public var isLockedForConfiguration: Bool { configuration.withLock { $0.lockCount > 0 } }
+
+    /// Takes the configuration lock, needed to change ``activeFormat`` or
+    /// ``activeVideoMinFrameDuration``. Nested calls must be balanced by
+    /// ``unlockForConfiguration()``. Throws ``CaptureError/Code/deviceNotFound`` when the camera
+    /// is gone.
+    public func lockForConfiguration() throws(CaptureError) {
+        guard backend.isConnected else {
+            throw CaptureError(.deviceNotFound, "'\(localizedName)' is no longer connected: reconnect it or pick another device")
+        }
+        configuration.withLock { $0.lockCount += 1 }
+    }
+
+    /// Releases the configuration lock taken by ``lockForConfiguration()``.
+    public func unlockForConfiguration() {
+        configuration.withLock { $0.lockCount = max(0, $0.lockCount - 1) }
+    }
+
+    /// Makes `format` (one of ``formats``) the active format. Resets the frame duration to the
+    /// format's fastest rate unless it supports the current one. Requires the configuration lock.
+    public func setActiveFormat(_ format: Format) throws(CaptureError) {
+        guard formats.contains(format) else {
+            throw CaptureError(.unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+        }
+        try configuration.withLock { (config) throws(CaptureError) in
+            guard config.lockCount > 0 else {
+                throw CaptureError(.configurationNotLocked, "changing the active format of '\(localizedName)' needs the configuration lock: call lockForConfiguration() first")
+            }
+            config.activeFormat = format
+            config.formatWasSet = true
+            if !format.supports(frameDuration: config.activeVideoMinFrameDuration) {
+                config.activeVideoMinFrameDuration = format.minFrameDuration
+                config.minFrameDurationWasSet = false
+            }
+        }
+    }
+
+    /// Sets the time between frames. `.invalid` restores the format's default (its fastest rate).
+    /// The duration must lie in one of the active format's ``Format/videoSupportedFrameRateRanges``.
+    /// Requires the configuration lock.
+    public func setActiveVideoMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
+        try configuration.withLock { (config) throws(CaptureError) in
+            guard config.lockCount > 0 else {
+                throw CaptureError(.configurationNotLocked, "changing the frame duration of '\(localizedName)' needs the configuration lock: call lockForConfiguration() first")
+            }
+            guard duration.isValid else {
+                config.activeVideoMinFrameDuration = config.activeFormat.minFrameDuration
+                config.minFrameDurationWasSet = false
+                return
+            }
+            guard duration > .zero else {
+                throw CaptureError(.invalidArgument, "a frame duration must be positive, got \(duration)")
+            }
+            guard config.activeFormat.supports(frameDuration: duration) else {
+                throw CaptureError(.unsupportedFormat, "\(config.activeFormat) does not support frames \(duration.seconds)s apart (\(1 / duration.seconds) fps): pick a duration from its videoSupportedFrameRateRanges")
+            }
+            config.activeVideoMinFrameDuration = duration
+            config.minFrameDurationWasSet = true
+        }
+    }
+
+    /// Whether the user chose the active format under the lock (the session then keeps it, as
+    /// with the `.inputPriority` preset).
+    var userChoseFormat: Bool { configuration.withLock { $0.formatWasSet } }
+
+    /// Whether the user chose the frame duration (as opposed to the format's default).
+    var userChoseFrameDuration: Bool { configuration.withLock { $0.minFrameDurationWasSet } }
+
+    /// Applies a negotiated configuration (the session does this at commit/start time).
+    func applyNegotiated(format: Format, frameDuration: MediaTime) {
+        configuration.withLock {
+            $0.activeFormat = format
+            $0.activeVideoMinFrameDuration = frameDuration
+        }
+    }
+
+    /// Claims the device for one running session; returns false if another session has it.
+    func claim(for session: AnyObject) -> Bool {
+        configuration.withLock {
+            let id = ObjectIdentifier(session)
+            if let owner = $0.owner, owner != id { return false }
+            $0.owner = id
+            return true
+        }
+    }
+
+    /// Gives up a claim taken by ``claim(for:)``.
+    func release(from session: AnyObject) {
+        configuration.withLock { if $0.owner == ObjectIdentifier(session) { $0.owner = nil } }
+    }
+
+    /// Whether the device supports a session preset.
+    public func supportsSessionPreset(_ preset: CaptureSession.Preset) -> Bool {
+        preset == .inputPriority || preset.bestFormat(in: formats) != nil
+    }
+
+    public var description: String { "\(localizedName) [\(uniqueID)]" }
+
+    public static func == (lhs: CaptureDevice, rhs: CaptureDevice) -> Bool { lhs === rhs }
+    public func hash(into hasher: inout Hasher) { hasher.combine(ObjectIdentifier(self)) }
+}

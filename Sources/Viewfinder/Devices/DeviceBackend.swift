@@ -1,0 +1,63 @@
+/// A frame as a device backend hands it to the session, on the device's capture thread.
+struct CapturedFrame: Sendable {
+    /// The pixels, in memory the backend owns (its ring); released back when the last reference goes.
+    var buffer: PixelBuffer
+    /// Capture time on the device's clock.
+    var presentationTime: MediaTime
+    /// The frame interval the device runs at.
+    var duration: MediaTime
+    /// The device's frame counter. Gaps mean frames the device lost.
+    var sequenceNumber: UInt64
+    /// When the frame reached user space, on the host's monotonic clock (for latency figures).
+    var hostArrivalTime: MediaTime
+}
+
+/// Receives what a streaming device produces. Called on the device's capture thread, which
+/// must never block: implementations queue work and return.
+protocol DeviceStreamSink: AnyObject, Sendable {
+    /// A frame arrived.
+    func deviceDidCapture(_ frame: CapturedFrame)
+    /// The device failed; streaming has stopped. `isDisconnect` marks an unplugged device.
+    func deviceDidFail(_ error: CaptureError)
+}
+
+/// What a kind of camera (V4L2, the virtual camera) implements behind ``CaptureDevice``.
+/// The session and outputs talk only to ``CaptureDevice``; backends never see them.
+///
+/// Thread safety: implementations must be callable from any thread; `startStreaming` and
+/// `stopStreaming` are serialised by the owning ``CaptureDevice``.
+protocol DeviceBackend: AnyObject, Sendable {
+    /// Stable across runs where the system allows (a V4L2 bus path, say).
+    var uniqueID: String { get }
+    /// A name for people: the card name.
+    var localizedName: String { get }
+    /// The model: the driver name for V4L2.
+    var modelID: String { get }
+    /// Who made it, if known.
+    var manufacturer: String { get }
+    /// The kind of device, for discovery sessions.
+    var deviceType: CaptureDevice.DeviceType { get }
+    /// Every format the device offers.
+    var formats: [CaptureDevice.Format] { get }
+    /// Whether the device is still there.
+    var isConnected: Bool { get }
+
+    /// Starts capturing in `format` with frames `frameDuration` apart, delivering to `sink` on
+    /// the backend's own thread until ``stopStreaming()``. Returns the frame duration the
+    /// hardware actually chose.
+    func startStreaming(
+        format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
+    ) throws(CaptureError) -> MediaTime
+
+    /// Stops capturing and joins the capture thread: once this returns, the sink gets nothing
+    /// more. Buffers still held by users stay valid until released.
+    func stopStreaming()
+}
+
+/// Finds devices of one backend kind. Registered with ``DeviceRegistry``.
+protocol DeviceProvider: Sendable {
+    /// The backends present now; the registry keeps one ``CaptureDevice`` per unique ID.
+    func discoverBackends() -> [any DeviceBackend]
+    /// Where this provider's devices sort: lower first (real cameras before virtual ones).
+    var sortOrder: Int { get }
+}

@@ -1,0 +1,94 @@
+import Synchronization
+
+/// Keeps one ``CaptureDevice`` per camera across discoveries, so the same camera is always the
+/// same object, and merges what every ``DeviceProvider`` finds: real cameras first, the virtual
+/// camera last.
+///
+/// Thread safety: all members may be used from any thread.
+final class DeviceRegistry: Sendable {
+    static let shared = DeviceRegistry(providers: [V4L2DeviceProvider(), VirtualCameraProvider()])
+
+    private let providers: Mutex<[any DeviceProvider]>
+    private let known = Mutex<[String: CaptureDevice]>([:])
+
+    init(providers: [any DeviceProvider]) {
+        self.providers = Mutex(providers)
+    }
+
+    /// Adds a provider (tests register simulated drivers this way).
+    func register(_ provider: any DeviceProvider) {
+        providers.withLock { $0.append(provider) }
+    }
+
+    /// Removes providers matching `predicate`.
+    func unregister(where predicate: (any DeviceProvider) -> Bool) {
+        providers.withLock { $0.removeAll(where: predicate) }
+    }
+
+    /// The devices present now, in provider order.
+    func devices() -> [CaptureDevice] {
+        let current = providers.withLock { $0 }.sorted { $0.sortOrder < $1.sortOrder }
+        var result: [CaptureDevice] = []
+        for provider in current {
+            for backend in provider.discoverBackends() {
+                result.append(device(for: backend))
+            }
+        }
+        return result
+    }
+
+    /// The one device object for `backend`'s unique ID.
+    func device(for backend: any DeviceBackend) -> CaptureDevice {
+        known.withLock { known in
+            if let existing = known[backend.uniqueID], existing.backend === backend { return existing }
+            let device = CaptureDevice(backend: backend)
+            known[backend.uniqueID] = device
+            return device
+        }
+    }
+}
+
+extension CaptureDevice {
+    /// The default device for `mediaType`: the first real camera, or the virtual test-pattern
+    /// camera when the machine has none. `nil` for media types no device produces.
+    public static func `default`(for mediaType: MediaType) -> CaptureDevice? {
+        devices(for: mediaType).first
+    }
+
+    /// Every device that produces `mediaType`: real cameras first, the virtual camera last.
+    public static func devices(for mediaType: MediaType) -> [CaptureDevice] {
+        DeviceRegistry.shared.devices().filter { $0.hasMediaType(mediaType) }
+    }
+
+    /// The device with `uniqueID`, if that device is present.
+    public static func device(withUniqueID uniqueID: String) -> CaptureDevice? {
+        DeviceRegistry.shared.devices().first { $0.uniqueID == uniqueID }
+    }
+
+    /// Finds devices by type, media type and position (the counterpart of
+    /// `AVCaptureDevice.DiscoverySession`).
+    public final class DiscoverySession: Sendable {
+        /// The types searched for.
+        public let deviceTypes: [DeviceType]
+        /// The media type searched for, or `nil` for any.
+        public let mediaType: MediaType?
+        /// The position searched for; ``Position/unspecified`` matches every position.
+        public let position: Position
+
+        /// A search for devices of `deviceTypes` producing `mediaType` at `position`.
+        public init(deviceTypes: [DeviceType], mediaType: MediaType?, position: Position) {
+            self.deviceTypes = deviceTypes
+            self.mediaType = mediaType
+            self.position = position
+        }
+
+        /// The matching devices present now, real cameras first.
+        public var devices: [CaptureDevice] {
+            DeviceRegistry.shared.devices().filter { device in
+                deviceTypes.contains(device.deviceType)
+                    && (mediaType.map { device.hasMediaType($0) } ?? true)
+                    && (position == .unspecified || device.position == position)
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+/// Something that owns the memory behind pixel buffers and takes it back when a buffer's last
+/// reference goes: a ``PixelBufferPool``, or a camera's buffer ring.
+public protocol PixelMemoryOwner: AnyObject, Sendable {
+    /// Takes back the memory of slot `slot`. Called once per buffer, from whichever thread
+    /// dropped the last reference.
+    func reclaim(slot: Int)
+}
+
+/// An image in memory, the counterpart of Core Video's `CVPixelBuffer`: a size, a pixel format and
+/// one to three planes, each with a base address and a row stride.
+///
+/// The memory belongs to a pool or to the camera's buffer ring and goes back to it when the last
+/// reference to the buffer goes, so holding buffers holds pool slots: keep them only as long as
+/// you need them.
+///
+/// Thread safety: the object may be shared across threads. Its pixels are plain memory: the
+/// pipeline writes them before handing the buffer on and never after, so readers need no locking;
+/// a processor that writes in place owns the buffer while it runs.
+public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel memory, see above.
+    /// Width in pixels.
+    public let width: Int
+    /// Height in pixels.
+    public let height: Int
+    /// The layout of the pixels.
+    public let pixelFormat: PixelFormat
+    /// The bytes of valid data (for compressed formats the size of this frame; otherwise the
+    /// whole image).
+    public let dataSize: Int
+
+    private let base: UnsafeMutableRawPointer
+    private let layout: PlaneLayout
+    private let owner: PixelMemoryOwner?
+    private let slot: Int
+
+    /// Wraps memory owned by `owner`; `owner.reclaim(slot:)` runs when the buffer goes.
+    init(
+        memory: UnsafeMutableRawPointer, layout: PlaneLayout, dataSize: Int? = nil,
+        owner: PixelMemoryOwner?, slot: Int
+    ) {
+        self.width = layout.width
+        self.height = layout.height
+        self.pixelFormat = layout.pixelFormat
+        self.base = memory
+        self.layout = layout
+        self.dataSize = dataSize ?? layout.totalBytes
+        self.owner = owner
+        self.slot = slot
+    }
+
+    deinit {
+        owner?.reclaim(slot: slot)
+    }
+
+    /// How many planes the buffer has (1 for BGRA and YUYV, 2 for NV12, 3 for I420).
+    public var planeCount: Int { layout.planes.count }
+
+    /// Whether the buffer's format has more than one plane.
+    public var isPlanar: Bool { planeCount > 1 }
+
+    /// The first byte of plane `plane`.
+    public func baseAddress(ofPlane plane: Int) -> UnsafeMutableRawPointer {
+        precondition(plane >= 0 && plane < planeCount, "plane \(plane) out of range 0..<\(planeCount)")
+        return base + layout.planes[plane].offset
+    }
+
+    /// The first byte of the image (plane 0).
+    public var baseAddress: UnsafeMutableRawPointer { base }
+
+    /// Bytes from one row of plane `plane` to the next.
+    public func bytesPerRow(ofPlane plane: Int) -> Int { layout.planes[plane].geometry.bytesPerRow }
+
+    /// Samples per row of plane `plane`.
+    public func width(ofPlane plane: Int) -> Int { layout.planes[plane].geometry.width }
+
+    /// Rows of plane `plane`.
+    public func height(ofPlane plane: Int) -> Int { layout.planes[plane].geometry.height }
+
+    /// Bytes per row of plane 0.
+    public var bytesPerRow: Int { bytesPerRow(ofPlane: 0) }
+
+    /// Plane `plane`'s bytes, row stride included, for reading.
+    public func bytes(ofPlane plane: Int) -> UnsafeRawBufferPointer {
+        let geometry = layout.planes[plane].geometry
+        return UnsafeRawBufferPointer(start: baseAddress(ofPlane: plane), count: geometry.bytesPerRow * geometry.height)
+    }
+}
+
+/// Where each plane of a buffer sits in one block of memory. Computed once per pool or ring
+/// and shared by all its buffers.
+struct PlaneLayout: Sendable, Hashable {
+    struct Plane: Sendable, Hashable {
+        var offset: Int
+        var geometry: PlaneGeometry
+    }
+
+    let pixelFormat: PixelFormat
+    let width: Int
+    let height: Int
+    let planes: [Plane]
+    let totalBytes: Int
+
+    /// A tightly packed layout, each plane starting on a 64-byte boundary.
+    init(pixelFormat: PixelFormat, width: Int, height: Int) {
+        var offset = 0
+        var planes: [Plane] = []
+        for index in 0..<pixelFormat.planeCount {
+            let geometry = pixelFormat.planeGeometry(index, width: width, height: height)
+            planes.append(Plane(offset: offset, geometry: geometry))
+            offset += (geometry.bytesPerRow * geometry.height + 63) & ~63
+        }
+        self.pixelFormat = pixelFormat
+        self.width = width
+        self.height = height
+        self.planes = planes
+        self.totalBytes = offset
+    }
+}

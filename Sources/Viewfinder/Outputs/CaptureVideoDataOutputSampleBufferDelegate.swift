@@ -1,0 +1,28 @@
+/// Receives frames from a ``CaptureVideoDataOutput`` (the counterpart of
+/// `AVCaptureVideoDataOutputSampleBufferDelegate`).
+///
+/// Both methods run on the queue given to
+/// ``CaptureVideoDataOutput/setSampleBufferDelegate(_:queue:)``, one call at a time, frames in
+/// presentation order. Return quickly: while you work, newer frames wait or are dropped as late.
+/// Holding on to sample buffers holds pool memory; past the pool's size frames drop with
+/// ``DroppedFrameReason/outOfBuffers``.
+public protocol CaptureVideoDataOutputSampleBufferDelegate: AnyObject, Sendable {
+    /// A frame was captured and processed.
+    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+
+    /// A frame was dropped. `sampleBuffer` has timing and ``SampleBuffer/droppedFrameReason`` but
+    /// no pixels; its ``SampleBuffer/AttachmentKey/droppedFrameCount`` attachment says how many
+    /// frames it stands for (more than one for a device gap, or when drops come faster than the
+    /// delegate can hear of them).
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+}
+
+extension CaptureVideoDataOutputSampleBufferDelegate {
+    /// Does nothing: implement it to hear about dropped frames.
+    public func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection) {}
+}
+
+extension SampleBuffer.AttachmentKey {
+    /// On dropped-frame buffers: the number of frames (`Int`) the report stands for.
+    public static let droppedFrameCount: SampleBuffer.AttachmentKey = "viewfinder.droppedFrameCount"
+}

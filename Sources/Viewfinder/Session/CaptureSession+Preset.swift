@@ -1,0 +1,52 @@
+extension CaptureSession {
+    /// A quality level or size for the whole session (the counterpart of
+    /// `AVCaptureSession.Preset`). The session picks the device format that matches it.
+    public struct Preset: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        /// The largest size the camera captures at 24 fps or more (or its largest at all).
+        public static let high = Preset(rawValue: "high")
+        /// The size nearest 640x480 that runs at 24 fps or more.
+        public static let medium = Preset(rawValue: "medium")
+        /// The smallest size the camera offers.
+        public static let low = Preset(rawValue: "low")
+        /// Exactly 640x480.
+        public static let vga640x480 = Preset(rawValue: "vga640x480")
+        /// Exactly 1280x720.
+        public static let hd1280x720 = Preset(rawValue: "hd1280x720")
+        /// Exactly 1920x1080.
+        public static let hd1920x1080 = Preset(rawValue: "hd1920x1080")
+        /// Keep the device's ``CaptureDevice/activeFormat`` as set under its configuration lock.
+        public static let inputPriority = Preset(rawValue: "inputPriority")
+
+        public var description: String { rawValue }
+
+        /// The formats of the size this preset picks from `formats` (raw formats only); empty if
+        /// none fits. `nil` for ``inputPriority``, which picks nothing.
+        func candidates(in formats: [CaptureDevice.Format]) -> [CaptureDevice.Format]? {
+            guard self != .inputPriority else { return nil }
+            let raw = formats.filter { !$0.pixelFormat.isCompressed && $0.pixelFormat.isKnown }
+            let smooth = raw.filter { $0.maxFrameRate >= 24 }
+            let pool = smooth.isEmpty ? raw : smooth
+            let size: CaptureDevice.Dimensions?
+            switch self {
+            case .vga640x480: size = .init(width: 640, height: 480)
+            case .hd1280x720: size = .init(width: 1280, height: 720)
+            case .hd1920x1080: size = .init(width: 1920, height: 1080)
+            case .high: size = pool.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
+            case .low: size = raw.min { $0.dimensions.area < $1.dimensions.area }?.dimensions
+            case .medium:
+                size = pool.min { abs($0.dimensions.area - 640 * 480) < abs($1.dimensions.area - 640 * 480) }?.dimensions
+            default: size = nil
+            }
+            guard let size else { return [] }
+            return raw.filter { $0.dimensions == size }
+        }
+
+        /// The first format this preset would pick, if any.
+        func bestFormat(in formats: [CaptureDevice.Format]) -> CaptureDevice.Format? {
+            candidates(in: formats)?.first
+        }
+    }
+}

@@ -1,0 +1,406 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Coordinates the flow of frames from inputs to outputs (the counterpart of
+/// `AVCaptureSession`).
+///
+/// ```swift
+/// let session = CaptureSession()
+/// session.beginConfiguration()
+/// session.sessionPreset = .hd1280x720
+/// let input = try CaptureDeviceInput(device: CaptureDevice.default(for: .video)!)
+/// if session.canAddInput(input) { try session.addInput(input) }
+/// let output = CaptureVideoDataOutput()
+/// output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "frames"))
+/// if session.canAddOutput(output) { try session.addOutput(output) }
+/// session.commitConfiguration()
+/// session.startRunning()   // blocks until frames flow; errors are posted, not thrown
+/// ```
+///
+/// Configuration changes between ``beginConfiguration()`` and the outermost
+/// ``commitConfiguration()`` apply together; outside such a pair each change is its own commit.
+/// A running session applies a commit between frames: it stops the affected streams,
+/// renegotiates formats and starts them again.
+///
+/// Errors after ``startRunning()`` is called (no inputs, a device that fails or disappears) are
+/// posted as ``runtimeErrorNotification`` with the ``CaptureError`` under
+/// ``CaptureSessionErrorKey``. Notifications are posted on a private queue, never on a device's
+/// capture thread.
+///
+/// Thread safety: every member may be used from any thread. ``startRunning()`` and
+/// ``stopRunning()`` block; call them off your UI thread, as with AVFoundation.
+public final class CaptureSession: @unchecked Sendable {  // unchecked: state is in a Mutex; transitions serialised by `transition`.
+    private struct Graph {
+        var inputs: [CaptureInput] = []
+        var outputs: [CaptureOutput] = []
+        var connections: [CaptureConnection] = []
+        var preset: Preset = .high
+    }
+
+    private struct State {
+        var graph = Graph()
+        var configurationDepth = 0
+        var running = false
+        var interrupted = false
+        var streams: [DeviceStream] = []
+    }
+
+    private let state = Mutex(State())
+    /// Serialises start, stop, commit and failure handling (they block on devices).
+    private let transition = NSRecursiveLock()
+    /// Where notifications are posted from.
+    private let notificationQueue = DispatchQueue(label: "viewfinder.session.notifications")
+    private let notificationCenter: NotificationCenter
+
+    /// A session with no inputs and outputs and the ``Preset/high`` preset, posting to
+    /// `NotificationCenter.default`.
+    public convenience init() {
+        self.init(notificationCenter: .default)
+    }
+
+    /// A session posting its notifications to `notificationCenter`.
+    public init(notificationCenter: NotificationCenter) {
+        self.notificationCenter = notificationCenter
+    }
+
+    // MARK: Notifications
+
+    /// Posted when a runtime error occurs; the ``CaptureError`` is under ``CaptureSessionErrorKey``.
+    public static let runtimeErrorNotification = Notification.Name("ViewfinderCaptureSessionRuntimeError")
+    /// Posted when the session starts running.
+    public static let didStartRunningNotification = Notification.Name("ViewfinderCaptureSessionDidStartRunning")
+    /// Posted when the session stops running.
+    public static let didStopRunningNotification = Notification.Name("ViewfinderCaptureSessionDidStopRunning")
+    /// Posted when a device is lost mid-run (unplugged); the session stays "running" but
+    /// interrupted.
+    public static let wasInterruptedNotification = Notification.Name("ViewfinderCaptureSessionWasInterrupted")
+    /// Posted when an interruption ends and frames flow again.
+    public static let interruptionEndedNotification = Notification.Name("ViewfinderCaptureSessionInterruptionEnded")
+
+    // MARK: Graph
+
+    /// The inputs, including changes not yet committed.
+    public var inputs: [CaptureInput] { state.withLock { $0.graph.inputs } }
+    /// The outputs, including changes not yet committed.
+    public var outputs: [CaptureOutput] { state.withLock { $0.graph.outputs } }
+    /// The connections between inputs and outputs.
+    public var connections: [CaptureConnection] { state.withLock { $0.graph.connections } }
+
+    /// The session's quality level; applied at the next commit or start. A preset no input
+    /// supports makes ``startRunning()`` post an error: check ``canSetSessionPreset(_:)``.
+    public var sessionPreset: Preset {
+        get { state.withLock { $0.graph.preset } }
+        set { mutate { $0.preset = newValue } }
+    }
+
+    /// Whether every device input supports `preset` (true when there are no inputs).
+    public func canSetSessionPreset(_ preset: Preset) -> Bool {
+        deviceInputs.allSatisfy { $0.device.supportsSessionPreset(preset) }
+    }
+
+    private var deviceInputs: [CaptureDeviceInput] { inputs.compactMap { $0 as? CaptureDeviceInput } }
+
+    /// Whether `input` can be added: it is not in the session yet, its device is connected and no
+    /// other input of this session uses the same device.
+    public func canAddInput(_ input: CaptureInput) -> Bool { inputRefusal(input) == nil }
+
+    private func inputRefusal(_ input: CaptureInput) -> CaptureError? {
+        let current = inputs
+        if current.contains(where: { $0 === input }) {
+            return CaptureError(.cannotAddInput, "this input is already in the session")
+        }
+        if let deviceInput = input as? CaptureDeviceInput {
+            if !deviceInput.device.isConnected {
+                return CaptureError(.cannotAddInput, "'\(deviceInput.device.localizedName)' is not connected")
+            }
+            if current.contains(where: { ($0 as? CaptureDeviceInput)?.device === deviceInput.device }) {
+                return CaptureError(.cannotAddInput, "the session already has an input for '\(deviceInput.device.localizedName)'")
+            }
+        }
+        return nil
+    }
+
+    /// Adds `input` and connects it to every output that takes its media. Throws
+    /// ``CaptureError/Code/cannotAddInput`` when ``canAddInput(_:)`` is false.
+    public func addInput(_ input: CaptureInput) throws(CaptureError) {
+        if let refusal = inputRefusal(input) { throw refusal }
+        mutate { graph in
+            graph.inputs.append(input)
+            Self.connect(&graph)
+        }
+    }
+
+    /// Removes `input` and its connections.
+    public func removeInput(_ input: CaptureInput) {
+        mutate { graph in
+            graph.inputs.removeAll { $0 === input }
+            Self.connect(&graph)
+        }
+    }
+
+    /// Whether `output` can be added: it is in no session yet.
+    public func canAddOutput(_ output: CaptureOutput) -> Bool { outputRefusal(output) == nil }
+
+    private func outputRefusal(_ output: CaptureOutput) -> CaptureError? {
+        if outputs.contains(where: { $0 === output }) {
+            return CaptureError(.cannotAddOutput, "this output is already in the session: add each output once")
+        }
+        if output.sessionID != nil {
+            return CaptureError(.cannotAddOutput, "this output belongs to another session: remove it there first")
+        }
+        return nil
+    }
+
+    /// Adds `output` and connects it to the first input that produces its media. Throws
+    /// ``CaptureError/Code/cannotAddOutput`` when ``canAddOutput(_:)`` is false.
+    public func addOutput(_ output: CaptureOutput) throws(CaptureError) {
+        if let refusal = outputRefusal(output) { throw refusal }
+        output.attach(to: ObjectIdentifier(self))
+        mutate { graph in
+            graph.outputs.append(output)
+            Self.connect(&graph)
+        }
+    }
+
+    /// Removes `output` and its connection.
+    public func removeOutput(_ output: CaptureOutput) {
+        guard output.sessionID == ObjectIdentifier(self) else { return }
+        mutate { graph in
+            graph.outputs.removeAll { $0 === output }
+            Self.connect(&graph)
+        }
+        output.attach(to: nil)
+    }
+
+    /// Rebuilds connections, keeping existing ones (and their settings) where the pair remains.
+    private static func connect(_ graph: inout Graph) {
+        var connections: [CaptureConnection] = []
+        for output in graph.outputs {
+            let existing = graph.connections.first { connection in
+                connection.output === output
+                    && graph.inputs.contains { input in connection.inputPorts.contains { $0.input === input } }
+            }
+            if let existing {
+                connections.append(existing)
+            } else if let input = graph.inputs.first(where: { $0.ports.contains { $0.mediaType == .video } }) {
+                connections.append(CaptureConnection(inputPorts: input.ports.filter { $0.mediaType == .video }, output: output))
+            }
+        }
+        graph.connections = connections
+        for output in graph.outputs {
+            output.setConnections(connections.filter { $0.output === output })
+        }
+    }
+
+    // MARK: Configuration transactions
+
+    /// Starts a batch of configuration changes; they apply together at the outermost
+    /// ``commitConfiguration()``. Calls nest.
+    public func beginConfiguration() {
+        state.withLock { $0.configurationDepth += 1 }
+    }
+
+    /// Ends a batch begun by ``beginConfiguration()``. The outermost commit applies every change
+    /// at once; on a running session the streams restart with the new configuration.
+    public func commitConfiguration() {
+        let outermost = state.withLock { state -> Bool in
+            guard state.configurationDepth > 0 else { return false }
+            state.configurationDepth -= 1
+            return state.configurationDepth == 0
+        }
+        if outermost { applyIfRunning() }
+    }
+
+    private func mutate(_ change: (inout Graph) -> Void) {
+        let immediate = state.withLock { state -> Bool in
+            change(&state.graph)
+            return state.configurationDepth == 0
+        }
+        if immediate { applyIfRunning() }
+    }
+
+    private func applyIfRunning() {
+        transition.lock()
+        defer { transition.unlock() }
+        guard isRunning else { return }
+        stopStreams()
+        startStreams(postingStart: false)
+    }
+
+    // MARK: Running
+
+    /// Whether the session is running (it may still be interrupted).
+    public var isRunning: Bool { state.withLock { $0.running } }
+
+    /// Whether a device was lost while running; frames resume when it returns.
+    public var isInterrupted: Bool { state.withLock { $0.interrupted } }
+
+    /// Starts the flow of frames and returns once it is set up. Blocks. Problems (no inputs, a
+    /// preset the device cannot meet, a device that fails to start) are posted as
+    /// ``runtimeErrorNotification``, not thrown, and leave the session stopped.
+    public func startRunning() {
+        transition.lock()
+        defer { transition.unlock() }
+        guard !isRunning else { return }
+        startStreams(postingStart: true)
+    }
+
+    /// Stops the flow of frames. Blocks until devices have stopped and frames already queued
+    /// have been handed to delegates (unless called from a delegate's own queue).
+    public func stopRunning() {
+        transition.lock()
+        defer { transition.unlock() }
+        guard isRunning else { return }
+        stopStreams()
+        state.withLock {
+            $0.running = false
+            $0.interrupted = false
+        }
+        post(Self.didStopRunningNotification)
+    }
+
+    private func startStreams(postingStart: Bool) {
+        let graph = state.withLock { $0.graph }
+        let devices = graph.inputs.compactMap { ($0 as? CaptureDeviceInput) }
+        guard !devices.isEmpty else {
+            fail(CaptureError(.noInputs, "startRunning() found no inputs: add a CaptureDeviceInput (e.g. for CaptureDevice.default(for: .video)) before starting"))
+            return
+        }
+        guard !graph.outputs.isEmpty else {
+            fail(CaptureError(.noInputs, "startRunning() found no outputs: add a CaptureVideoDataOutput before starting"))
+            return
+        }
+        var started: [DeviceStream] = []
+        for input in devices {
+            let connections = graph.connections.filter { connection in
+                connection.inputPorts.contains { $0.input === input } && connection.output != nil
+            }
+            do {
+                started.append(try startStream(device: input.device, connections: connections, preset: graph.preset))
+            } catch {
+                started.forEach { $0.stop() }
+                fail(error)
+                return
+            }
+        }
+        state.withLock {
+            $0.streams = started
+            $0.running = true
+        }
+        if postingStart { post(Self.didStartRunningNotification) }
+    }
+
+    private func startStream(
+        device: CaptureDevice, connections: [CaptureConnection], preset: Preset
+    ) throws(CaptureError) -> DeviceStream {
+        guard device.claim(for: self) else {
+            throw CaptureError(.deviceBusy, "'\(device.localizedName)' is in use by another running session: stop that session first")
+        }
+        do {
+            let outputs = connections.compactMap(\.output)
+            let choice = try FormatNegotiator.negotiate(device: device, preset: preset, requests: outputs.map(\.request))
+            for output in outputs {
+                try output.prepareToStream(format: choice.format, frameDuration: choice.frameDuration)
+            }
+            let stream = DeviceStream(session: self, device: device, connections: connections)
+            let actual = try device.backend.startStreaming(
+                format: choice.format, frameDuration: choice.frameDuration, sink: stream)
+            device.applyNegotiated(format: choice.format, frameDuration: actual)
+            connections.forEach { $0.setActive(true) }
+            return stream
+        } catch {
+            device.release(from: self)
+            throw error
+        }
+    }
+
+    private func stopStreams() {
+        let streams = state.withLock { state in
+            defer { state.streams = [] }
+            return state.streams
+        }
+        for stream in streams { stream.stop() }
+    }
+
+    /// A device failed mid-stream (called on the notification queue, off the capture thread).
+    fileprivate func deviceDidFail(_ stream: DeviceStream, error: CaptureError) {
+        transition.lock()
+        defer { transition.unlock() }
+        let isCurrent = state.withLock { $0.streams.contains { $0 === stream } }
+        guard isCurrent else { return }
+        stream.stop()
+        postNow(Self.runtimeErrorNotification, error: error)
+        if error.code == .deviceDisconnected {
+            state.withLock {
+                $0.streams.removeAll { $0 === stream }
+                $0.interrupted = true
+            }
+            postNow(Self.wasInterruptedNotification, error: error)
+        } else {
+            stopStreams()
+            state.withLock {
+                $0.running = false
+                $0.interrupted = false
+            }
+            postNow(Self.didStopRunningNotification)
+        }
+    }
+
+    private func fail(_ error: CaptureError) {
+        postNow(Self.runtimeErrorNotification, error: error)
+    }
+
+    private func post(_ name: Notification.Name) { postNow(name) }
+
+    private func postNow(_ name: Notification.Name, error: CaptureError? = nil) {
+        let userInfo: [AnyHashable: Any]? = error.map { [CaptureSessionErrorKey: $0] }
+        notificationCenter.post(name: name, object: self, userInfo: userInfo)
+    }
+
+    fileprivate func schedule(_ work: @escaping @Sendable () -> Void) {
+        notificationQueue.async(execute: work)
+    }
+}
+
+/// The `userInfo` key of ``CaptureSession/runtimeErrorNotification`` (and of
+/// ``CaptureSession/wasInterruptedNotification``): the ``CaptureError``.
+public let CaptureSessionErrorKey = "ViewfinderCaptureSessionErrorKey"
+
+/// One running device and the connections it feeds; the device's sink.
+final class DeviceStream: DeviceStreamSink {
+    private let sessionReference: WeakReference<CaptureSession>
+    private var session: CaptureSession? { sessionReference.value }
+    let device: CaptureDevice
+    let connections: [CaptureConnection]
+    private let stopped = Atomic<Bool>(false)
+
+    init(session: CaptureSession, device: CaptureDevice, connections: [CaptureConnection]) {
+        self.sessionReference = WeakReference(session)
+        self.device = device
+        self.connections = connections
+    }
+
+    func deviceDidCapture(_ frame: CapturedFrame) {
+        for connection in connections {
+            connection.output?.receive(frame, from: connection)
+        }
+    }
+
+    func deviceDidFail(_ error: CaptureError) {
+        guard let session else { return }
+        // Never handle failures (or run observers) on the capture thread.
+        session.schedule { [self] in session.deviceDidFail(self, error: error) }
+    }
+
+    /// Stops the device, waits for outputs to hand over what is queued, releases the device.
+    func stop() {
+        guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        device.backend.stopStreaming()
+        for connection in connections {
+            connection.setActive(false)
+            connection.output?.streamDidStop()
+        }
+        if let session { device.release(from: session) }
+    }
+}

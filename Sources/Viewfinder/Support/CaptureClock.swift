@@ -1,0 +1,80 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A source of time for pacing cameras and measuring latency, injectable so timing logic can be
+/// tested exactly with a ``ManualClock``.
+///
+/// Thread safety: implementations must be safe to call from any thread.
+public protocol CaptureClock: Sendable {
+    /// The current time on this clock.
+    func now() -> MediaTime
+    /// Blocks the calling thread until the clock reaches `deadline` or `isCancelled()` turns true
+    /// (checked at least every few milliseconds). Returns `false` if cancelled.
+    func wait(until deadline: MediaTime, isCancelled: () -> Bool) -> Bool
+}
+
+/// The system's monotonic clock (`CLOCK_MONOTONIC`, the clock V4L2 timestamps use).
+public struct HostClock: CaptureClock {
+    public init() {}
+
+    public func now() -> MediaTime {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return MediaTime(value: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec), timescale: 1_000_000_000)
+    }
+
+    public func wait(until deadline: MediaTime, isCancelled: () -> Bool) -> Bool {
+        while true {
+            if isCancelled() { return false }
+            let remaining = (deadline - now()).nanoseconds
+            if remaining <= 0 { return true }
+            // Sleep in slices so a stop request is honoured promptly.
+            var request = timespec(tv_sec: 0, tv_nsec: Int(min(remaining, 5_000_000)))
+            nanosleep(&request, nil)
+        }
+    }
+}
+
+/// A clock that moves only when told to: tests advance it and the cameras paced by it produce
+/// exactly the frames whose time has come.
+///
+/// Thread safety: all methods may be called from any thread.
+public final class ManualClock: CaptureClock {
+    private let state: Mutex<MediaTime>
+    private let condition = NSCondition()
+
+    /// A clock that reads `start` until advanced.
+    public init(start: MediaTime = .zero) {
+        state = Mutex(start)
+    }
+
+    public func now() -> MediaTime { state.withLock { $0 } }
+
+    /// Moves the clock forward by `interval` and wakes everything waiting on it.
+    public func advance(by interval: MediaTime) {
+        condition.lock()
+        state.withLock { $0 = $0 + interval }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Sets the clock to `time` (which must not be earlier than now) and wakes waiters.
+    public func advance(to time: MediaTime) {
+        condition.lock()
+        state.withLock { if time > $0 { $0 = time } }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    public func wait(until deadline: MediaTime, isCancelled: () -> Bool) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if isCancelled() { return false }
+            if now() >= deadline { return true }
+            // Wake periodically to notice cancellation; advancing wakes at once.
+            _ = condition.wait(until: Date(timeIntervalSinceNow: 0.005))
+        }
+    }
+}
