@@ -1,2 +1,3 @@
 import Viewfinder
+
 print("todo")

@@ -48,10 +48,14 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions
     ) throws(CaptureError) {
         for format in [sourceFormat, destinationFormat] where !Self.convertible.contains(format) {
-            throw CaptureError(.unsupportedPixelFormat, "cannot convert \(format.name): supported formats are \(Self.convertible.map(\.name).joined(separator: ", "))")
+            throw CaptureError(
+                .unsupportedPixelFormat,
+                "cannot convert \(format.name): supported formats are \(Self.convertible.map(\.name).joined(separator: ", "))"
+            )
         }
         for size in [sourceSize, destinationSize] where size.width <= 0 || size.height <= 0 {
-            throw CaptureError(.invalidArgument, "cannot convert frames of size \(size): width and height must be positive")
+            throw CaptureError(
+                .invalidArgument, "cannot convert frames of size \(size): width and height must be positive")
         }
         self.sourceFormat = sourceFormat
         self.sourceSize = sourceSize
@@ -118,12 +122,18 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     public func convert(_ source: PixelBuffer, into destination: PixelBuffer) throws(CaptureError) {
         guard source.pixelFormat == sourceFormat, source.width == sourceSize.width, source.height == sourceSize.height
         else {
-            throw CaptureError(.invalidArgument, "converter expects \(sourceFormat.name) \(sourceSize), got \(source.pixelFormat.name) \(source.width)x\(source.height)")
+            throw CaptureError(
+                .invalidArgument,
+                "converter expects \(sourceFormat.name) \(sourceSize), got \(source.pixelFormat.name) \(source.width)x\(source.height)"
+            )
         }
         guard destination.pixelFormat == destinationFormat, destination.width == destinationSize.width,
             destination.height == destinationSize.height
         else {
-            throw CaptureError(.invalidArgument, "converter writes \(destinationFormat.name) \(destinationSize), got a \(destination.pixelFormat.name) \(destination.width)x\(destination.height) buffer")
+            throw CaptureError(
+                .invalidArgument,
+                "converter writes \(destinationFormat.name) \(destinationSize), got a \(destination.pixelFormat.name) \(destination.width)x\(destination.height) buffer"
+            )
         }
         let status: Int32
         switch plan {
@@ -144,7 +154,10 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
             status = runSwscale(source, destination)
         }
         if status != 0 {
-            throw CaptureError(.conversionFailed, "\(engine.rawValue) failed (status \(status)) converting \(sourceFormat.name) \(sourceSize) to \(destinationFormat.name) \(destinationSize)")
+            throw CaptureError(
+                .conversionFailed,
+                "\(engine.rawValue) failed (status \(status)) converting \(sourceFormat.name) \(sourceSize) to \(destinationFormat.name) \(destinationSize)"
+            )
         }
     }
 
@@ -170,7 +183,9 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
                 Int32(destinationSize.width), Int32(destinationSize.height), avPixelFormat(destination),
                 SWS_BILINEAR | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nil, nil, nil)
         else {
-            throw CaptureError(.conversionFailed, "libswscale cannot convert \(source.name) \(sourceSize) to \(destination.name) \(destinationSize)")
+            throw CaptureError(
+                .conversionFailed,
+                "libswscale cannot convert \(source.name) \(sourceSize) to \(destination.name) \(destinationSize)")
         }
         // BT.601 on both sides; the range follows each format.
         let table = vf_sws_bt601_coefficients()

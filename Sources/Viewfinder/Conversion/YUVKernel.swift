@@ -23,7 +23,9 @@ struct YUVKernel: Sendable {
             }
         case (.nv12VideoRange, .i420):
             return YUVKernel { s, d in
-                NV12ToI420(p(s, 0), r(s, 0), p(s, 1), r(s, 1), m(d, 0), r(d, 0), m(d, 1), r(d, 1), m(d, 2), r(d, 2), w(s), h(s))
+                NV12ToI420(
+                    p(s, 0), r(s, 0), p(s, 1), r(s, 1), m(d, 0), r(d, 0), m(d, 1), r(d, 1), m(d, 2), r(d, 2), w(s), h(s)
+                )
             }
         case (.bgra, .nv12VideoRange):
             return YUVKernel { s, d in ARGBToNV12(p(s, 0), r(s, 0), m(d, 0), r(d, 0), m(d, 1), r(d, 1), w(s), h(s)) }
@@ -39,7 +41,9 @@ struct YUVKernel: Sendable {
             }
         case (.i420, .nv12VideoRange):
             return YUVKernel { s, d in
-                I420ToNV12(p(s, 0), r(s, 0), p(s, 1), r(s, 1), p(s, 2), r(s, 2), m(d, 0), r(d, 0), m(d, 1), r(d, 1), w(s), h(s))
+                I420ToNV12(
+                    p(s, 0), r(s, 0), p(s, 1), r(s, 1), p(s, 2), r(s, 2), m(d, 0), r(d, 0), m(d, 1), r(d, 1), w(s), h(s)
+                )
             }
         case (.i420, .yuyv):
             return YUVKernel { s, d in
@@ -48,10 +52,14 @@ struct YUVKernel: Sendable {
         case (.bgra, .bgra):
             return YUVKernel { s, d in ARGBCopy(p(s, 0), r(s, 0), m(d, 0), r(d, 0), w(s), h(s)) }
         case (.nv12VideoRange, .nv12VideoRange), (.nv12FullRange, .nv12FullRange):
-            return YUVKernel { s, d in NV12Copy(p(s, 0), r(s, 0), p(s, 1), r(s, 1), m(d, 0), r(d, 0), m(d, 1), r(d, 1), w(s), h(s)) }
+            return YUVKernel { s, d in
+                NV12Copy(p(s, 0), r(s, 0), p(s, 1), r(s, 1), m(d, 0), r(d, 0), m(d, 1), r(d, 1), w(s), h(s))
+            }
         case (.i420, .i420):
             return YUVKernel { s, d in
-                I420Copy(p(s, 0), r(s, 0), p(s, 1), r(s, 1), p(s, 2), r(s, 2), m(d, 0), r(d, 0), m(d, 1), r(d, 1), m(d, 2), r(d, 2), w(s), h(s))
+                I420Copy(
+                    p(s, 0), r(s, 0), p(s, 1), r(s, 1), p(s, 2), r(s, 2), m(d, 0), r(d, 0), m(d, 1), r(d, 1), m(d, 2),
+                    r(d, 2), w(s), h(s))
             }
         default:
             return nil
@@ -70,7 +78,8 @@ struct YUVKernel: Sendable {
         case .bgra:
             return ARGBScale(p(s, 0), r(s, 0), w(s), h(s), m(d, 0), r(d, 0), w(d), h(d), filter)
         case .nv12VideoRange, .nv12FullRange:
-            return NV12Scale(p(s, 0), r(s, 0), p(s, 1), r(s, 1), w(s), h(s), m(d, 0), r(d, 0), m(d, 1), r(d, 1), w(d), h(d), filter)
+            return NV12Scale(
+                p(s, 0), r(s, 0), p(s, 1), r(s, 1), w(s), h(s), m(d, 0), r(d, 0), m(d, 1), r(d, 1), w(d), h(d), filter)
         case .i420:
             return I420Scale(
                 p(s, 0), r(s, 0), p(s, 1), r(s, 1), p(s, 2), r(s, 2), w(s), h(s),

@@ -91,7 +91,8 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// is gone.
     public func lockForConfiguration() throws(CaptureError) {
         guard backend.isConnected else {
-            throw CaptureError(.deviceNotFound, "'\(localizedName)' is no longer connected: reconnect it or pick another device")
+            throw CaptureError(
+                .deviceNotFound, "'\(localizedName)' is no longer connected: reconnect it or pick another device")
         }
         configuration.withLock { $0.lockCount += 1 }
     }
@@ -105,11 +106,15 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// format's fastest rate unless it supports the current one. Requires the configuration lock.
     public func setActiveFormat(_ format: Format) throws(CaptureError) {
         guard formats.contains(format) else {
-            throw CaptureError(.unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+            throw CaptureError(
+                .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
         }
         try configuration.withLock { (config) throws(CaptureError) in
             guard config.lockCount > 0 else {
-                throw CaptureError(.configurationNotLocked, "changing the active format of '\(localizedName)' needs the configuration lock: call lockForConfiguration() first")
+                throw CaptureError(
+                    .configurationNotLocked,
+                    "changing the active format of '\(localizedName)' needs the configuration lock: call lockForConfiguration() first"
+                )
             }
             config.activeFormat = format
             config.formatWasSet = true
@@ -126,7 +131,10 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     public func setActiveVideoMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
         try configuration.withLock { (config) throws(CaptureError) in
             guard config.lockCount > 0 else {
-                throw CaptureError(.configurationNotLocked, "changing the frame duration of '\(localizedName)' needs the configuration lock: call lockForConfiguration() first")
+                throw CaptureError(
+                    .configurationNotLocked,
+                    "changing the frame duration of '\(localizedName)' needs the configuration lock: call lockForConfiguration() first"
+                )
             }
             guard duration.isValid else {
                 config.activeVideoMinFrameDuration = config.activeFormat.minFrameDuration
@@ -137,7 +145,10 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
                 throw CaptureError(.invalidArgument, "a frame duration must be positive, got \(duration)")
             }
             guard config.activeFormat.supports(frameDuration: duration) else {
-                throw CaptureError(.unsupportedFormat, "\(config.activeFormat) does not support frames \(duration.seconds)s apart (\(1 / duration.seconds) fps): pick a duration from its videoSupportedFrameRateRanges")
+                throw CaptureError(
+                    .unsupportedFormat,
+                    "\(config.activeFormat) does not support frames \(duration.seconds)s apart (\(1 / duration.seconds) fps): pick a duration from its videoSupportedFrameRateRanges"
+                )
             }
             config.activeVideoMinFrameDuration = duration
             config.minFrameDurationWasSet = true

@@ -35,7 +35,8 @@ public final class PixelBufferPool: PixelMemoryOwner {
             throw CaptureError(.invalidArgument, "a pixel buffer pool needs a capacity of at least 1, got \(capacity)")
         }
         guard pixelFormat.planeCount > 0 else {
-            throw CaptureError(.unsupportedPixelFormat, "cannot make buffers of unknown pixel format '\(pixelFormat.fourCC)'")
+            throw CaptureError(
+                .unsupportedPixelFormat, "cannot make buffers of unknown pixel format '\(pixelFormat.fourCC)'")
         }
         self.pixelFormat = pixelFormat
         self.width = width

@@ -124,7 +124,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// zero or negative durations.
     public func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
         if duration.isValid && duration <= .zero {
-            throw CaptureError(.invalidArgument, "minFrameDuration must be positive, got \(duration); use .invalid for no limit")
+            throw CaptureError(
+                .invalidArgument, "minFrameDuration must be positive, got \(duration); use .invalid for no limit")
         }
         state.withLock { $0.minFrameDuration = duration }
     }
@@ -152,7 +153,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
 
     override var request: OutputRequest {
         state.withLock {
-            OutputRequest(pixelFormat: $0.settings.pixelFormat, size: $0.settings.size, minFrameDuration: $0.minFrameDuration)
+            OutputRequest(
+                pixelFormat: $0.settings.pixelFormat, size: $0.settings.size, minFrameDuration: $0.minFrameDuration)
         }
     }
 
@@ -218,7 +220,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         {
             // The waiting frame never reached the delegate: report it late in its own place.
             state.statistics.droppedLate += 1
-            state.queue[position: waiting] = .drop(DropEvent(old.frame, reason: .frameWasLate, connection: old.connection))
+            state.queue[position: waiting] = .drop(
+                DropEvent(old.frame, reason: .frameWasLate, connection: old.connection))
             state.queuedDrops += 1
         }
         state.waitingFrame = state.queue.append(.frame(event))
@@ -324,9 +327,13 @@ final class DeliveryPipeline: Sendable {
             return
         }
         guard !deviceFormat.pixelFormat.isCompressed else {
-            throw CaptureError(.unsupportedPixelFormat, "the device captures \(deviceFormat.pixelFormat.name), which Viewfinder cannot decode: choose a raw format for the device (or a preset other than .inputPriority)")
+            throw CaptureError(
+                .unsupportedPixelFormat,
+                "the device captures \(deviceFormat.pixelFormat.name), which Viewfinder cannot decode: choose a raw format for the device (or a preset other than .inputPriority)"
+            )
         }
-        converter = try PixelConverter(from: deviceFormat.pixelFormat, size: deviceFormat.dimensions, to: format, size: size)
+        converter = try PixelConverter(
+            from: deviceFormat.pixelFormat, size: deviceFormat.dimensions, to: format, size: size)
         pool = try PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: budget)
     }
 

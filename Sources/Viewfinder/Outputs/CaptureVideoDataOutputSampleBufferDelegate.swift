@@ -8,7 +8,8 @@
 /// ``DroppedFrameReason/outOfBuffers``.
 public protocol CaptureVideoDataOutputSampleBufferDelegate: AnyObject, Sendable {
     /// A frame was captured and processed.
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
 
     /// A frame was dropped. `sampleBuffer` has timing and ``SampleBuffer/droppedFrameReason`` but
     /// no pixels; its ``SampleBuffer/AttachmentKey/droppedFrameCount`` attachment says how many
@@ -19,7 +20,9 @@ public protocol CaptureVideoDataOutputSampleBufferDelegate: AnyObject, Sendable 
 
 extension CaptureVideoDataOutputSampleBufferDelegate {
     /// Does nothing: implement it to hear about dropped frames.
-    public func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection) {}
+    public func captureOutput(
+        _ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {}
 }
 
 extension SampleBuffer.AttachmentKey {

@@ -27,20 +27,28 @@ public struct VideoSettings: Sendable, Hashable, CustomStringConvertible {
     public init(pixelFormat: PixelFormat, width: Int? = nil, height: Int? = nil) throws(CaptureError) {
         guard CaptureVideoDataOutput.deliverablePixelFormats.contains(pixelFormat) else {
             let names = CaptureVideoDataOutput.deliverablePixelFormats.map(\.name).joined(separator: ", ")
-            throw CaptureError(.unsupportedPixelFormat, "a video data output cannot deliver \(pixelFormat.name) ('\(pixelFormat.fourCC)'): choose one of \(names)")
+            throw CaptureError(
+                .unsupportedPixelFormat,
+                "a video data output cannot deliver \(pixelFormat.name) ('\(pixelFormat.fourCC)'): choose one of \(names)"
+            )
         }
         switch (width, height) {
         case (nil, nil):
             break
         case (let w?, let h?):
             guard w > 0, h > 0 else {
-                throw CaptureError(.invalidArgument, "output size \(w)x\(h) is invalid: width and height must be positive")
+                throw CaptureError(
+                    .invalidArgument, "output size \(w)x\(h) is invalid: width and height must be positive")
             }
             guard !pixelFormat.isYUV || (w % 2 == 0 && h % 2 == 0) else {
-                throw CaptureError(.invalidArgument, "output size \(w)x\(h) is invalid for \(pixelFormat.name): chroma subsampling needs even width and height")
+                throw CaptureError(
+                    .invalidArgument,
+                    "output size \(w)x\(h) is invalid for \(pixelFormat.name): chroma subsampling needs even width and height"
+                )
             }
         default:
-            throw CaptureError(.invalidArgument, "give both width and height to scale frames, or neither to keep the device's size")
+            throw CaptureError(
+                .invalidArgument, "give both width and height to scale frames, or neither to keep the device's size")
         }
         self.pixelFormat = pixelFormat
         self.width = width

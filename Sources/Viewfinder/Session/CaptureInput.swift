@@ -50,7 +50,10 @@ public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {  // u
     /// unknown or no longer connected.
     public init(device: CaptureDevice) throws(CaptureError) {
         guard device.isConnected else {
-            throw CaptureError(.deviceNotFound, "'\(device.localizedName)' (\(device.uniqueID)) is not connected: plug it in, or pick one of CaptureDevice.devices(for: .video)")
+            throw CaptureError(
+                .deviceNotFound,
+                "'\(device.localizedName)' (\(device.uniqueID)) is not connected: plug it in, or pick one of CaptureDevice.devices(for: .video)"
+            )
         }
         self.device = device
         super.init()
@@ -61,7 +64,9 @@ public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {  // u
     public convenience init(deviceWithUniqueID uniqueID: String) throws(CaptureError) {
         guard let device = CaptureDevice.device(withUniqueID: uniqueID) else {
             let known = CaptureDevice.devices(for: .video).map(\.uniqueID).joined(separator: ", ")
-            throw CaptureError(.deviceNotFound, "no device with unique ID '\(uniqueID)': present are \(known.isEmpty ? "none" : known)")
+            throw CaptureError(
+                .deviceNotFound, "no device with unique ID '\(uniqueID)': present are \(known.isEmpty ? "none" : known)"
+            )
         }
         try self.init(device: device)
     }

@@ -37,7 +37,8 @@ extension CaptureSession {
             case .high: size = pool.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
             case .low: size = raw.min { $0.dimensions.area < $1.dimensions.area }?.dimensions
             case .medium:
-                size = pool.min { abs($0.dimensions.area - 640 * 480) < abs($1.dimensions.area - 640 * 480) }?.dimensions
+                size =
+                    pool.min { abs($0.dimensions.area - 640 * 480) < abs($1.dimensions.area - 640 * 480) }?.dimensions
             default: size = nil
             }
             guard let size else { return [] }

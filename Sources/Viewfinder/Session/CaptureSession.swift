@@ -30,7 +30,8 @@ import Synchronization
 ///
 /// Thread safety: every member may be used from any thread. ``startRunning()`` and
 /// ``stopRunning()`` block; call them off your UI thread, as with AVFoundation.
-public final class CaptureSession: @unchecked Sendable {  // unchecked: state is in a Mutex; transitions serialised by `transition`.
+// unchecked: state is in a Mutex; transitions are serialised by `transition`.
+public final class CaptureSession: @unchecked Sendable {
     private struct Graph {
         var inputs: [CaptureInput] = []
         var outputs: [CaptureOutput] = []
@@ -115,7 +116,8 @@ public final class CaptureSession: @unchecked Sendable {  // unchecked: state is
                 return CaptureError(.cannotAddInput, "'\(deviceInput.device.localizedName)' is not connected")
             }
             if current.contains(where: { ($0 as? CaptureDeviceInput)?.device === deviceInput.device }) {
-                return CaptureError(.cannotAddInput, "the session already has an input for '\(deviceInput.device.localizedName)'")
+                return CaptureError(
+                    .cannotAddInput, "the session already has an input for '\(deviceInput.device.localizedName)'")
             }
         }
         return nil
@@ -184,7 +186,8 @@ public final class CaptureSession: @unchecked Sendable {  // unchecked: state is
             if let existing {
                 connections.append(existing)
             } else if let input = graph.inputs.first(where: { $0.ports.contains { $0.mediaType == .video } }) {
-                connections.append(CaptureConnection(inputPorts: input.ports.filter { $0.mediaType == .video }, output: output))
+                connections.append(
+                    CaptureConnection(inputPorts: input.ports.filter { $0.mediaType == .video }, output: output))
             }
         }
         graph.connections = connections
@@ -264,11 +267,17 @@ public final class CaptureSession: @unchecked Sendable {  // unchecked: state is
         let graph = state.withLock { $0.graph }
         let devices = graph.inputs.compactMap { ($0 as? CaptureDeviceInput) }
         guard !devices.isEmpty else {
-            fail(CaptureError(.noInputs, "startRunning() found no inputs: add a CaptureDeviceInput (e.g. for CaptureDevice.default(for: .video)) before starting"))
+            fail(
+                CaptureError(
+                    .noInputs,
+                    "startRunning() found no inputs: add a CaptureDeviceInput (e.g. for CaptureDevice.default(for: .video)) before starting"
+                ))
             return
         }
         guard !graph.outputs.isEmpty else {
-            fail(CaptureError(.noInputs, "startRunning() found no outputs: add a CaptureVideoDataOutput before starting"))
+            fail(
+                CaptureError(.noInputs, "startRunning() found no outputs: add a CaptureVideoDataOutput before starting")
+            )
             return
         }
         var started: [DeviceStream] = []
@@ -279,7 +288,7 @@ public final class CaptureSession: @unchecked Sendable {  // unchecked: state is
             do {
                 started.append(try startStream(device: input.device, connections: connections, preset: graph.preset))
             } catch {
-                started.forEach { $0.stop() }
+                for stream in started { stream.stop() }
                 fail(error)
                 return
             }
@@ -295,11 +304,13 @@ public final class CaptureSession: @unchecked Sendable {  // unchecked: state is
         device: CaptureDevice, connections: [CaptureConnection], preset: Preset
     ) throws(CaptureError) -> DeviceStream {
         guard device.claim(for: self) else {
-            throw CaptureError(.deviceBusy, "'\(device.localizedName)' is in use by another running session: stop that session first")
+            throw CaptureError(
+                .deviceBusy, "'\(device.localizedName)' is in use by another running session: stop that session first")
         }
         do {
             let outputs = connections.compactMap(\.output)
-            let choice = try FormatNegotiator.negotiate(device: device, preset: preset, requests: outputs.map(\.request))
+            let choice = try FormatNegotiator.negotiate(
+                device: device, preset: preset, requests: outputs.map(\.request))
             for output in outputs {
                 try output.prepareToStream(format: choice.format, frameDuration: choice.frameDuration)
             }
@@ -307,7 +318,7 @@ public final class CaptureSession: @unchecked Sendable {  // unchecked: state is
             let actual = try device.backend.startStreaming(
                 format: choice.format, frameDuration: choice.frameDuration, sink: stream)
             device.applyNegotiated(format: choice.format, frameDuration: actual)
-            connections.forEach { $0.setActive(true) }
+            for connection in connections { connection.setActive(true) }
             return stream
         } catch {
             device.release(from: self)
@@ -365,6 +376,8 @@ public final class CaptureSession: @unchecked Sendable {  // unchecked: state is
 
 /// The `userInfo` key of ``CaptureSession/runtimeErrorNotification`` (and of
 /// ``CaptureSession/wasInterruptedNotification``): the ``CaptureError``.
+// swift-format-ignore: AlwaysUseLowerCamelCase
+// The name ports AVFoundation code by deleting "AV".
 public let CaptureSessionErrorKey = "ViewfinderCaptureSessionErrorKey"
 
 /// One running device and the connections it feeds; the device's sink.

@@ -22,7 +22,10 @@ enum FormatNegotiator {
             candidates = preset.candidates(in: device.formats) ?? []
             if candidates.isEmpty {
                 let sizes = Set(device.formats.map(\.dimensions.description)).sorted().joined(separator: ", ")
-                throw CaptureError(.unsupportedFormat, "'\(device.localizedName)' has no raw format for preset \(preset) (it offers \(sizes)): check canSetSessionPreset(_:) or choose another preset")
+                throw CaptureError(
+                    .unsupportedFormat,
+                    "'\(device.localizedName)' has no raw format for preset \(preset) (it offers \(sizes)): check canSetSessionPreset(_:) or choose another preset"
+                )
             }
         }
         let limits = requests.map(\.minFrameDuration)

@@ -169,13 +169,16 @@ final class VirtualCameraBackend: DeviceBackend {
         format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
     ) throws(CaptureError) -> MediaTime {
         guard isConnected else {
-            throw CaptureError(.deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
+            throw CaptureError(
+                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
         }
         guard formats.contains(format) else {
             throw CaptureError(.unsupportedFormat, "'\(localizedName)' does not offer \(format)")
         }
         guard configuration.bufferCount > 0 else {
-            throw CaptureError(.invalidArgument, "the virtual camera needs at least one buffer, got bufferCount \(configuration.bufferCount)")
+            throw CaptureError(
+                .invalidArgument,
+                "the virtual camera needs at least one buffer, got bufferCount \(configuration.bufferCount)")
         }
         let duration = format.supports(frameDuration: frameDuration) ? frameDuration : format.minFrameDuration
         let ring = try PixelBufferPool(
@@ -241,7 +244,11 @@ final class VirtualCameraBackend: DeviceBackend {
                 return
             case .disconnect:
                 setConnected(false)
-                sink.deviceDidFail(CaptureError(.deviceDisconnected, "'\(localizedName)' was disconnected while capturing: reconnect it; the session resumes when it returns", errno: ENODEV))
+                sink.deviceDidFail(
+                    CaptureError(
+                        .deviceDisconnected,
+                        "'\(localizedName)' was disconnected while capturing: reconnect it; the session resumes when it returns",
+                        errno: ENODEV))
                 return
             case nil:
                 break
