@@ -65,10 +65,15 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         let kernel = YUVKernel.find(from: sourceFormat, to: destinationFormat)
         let scales = sourceSize != destinationSize
         var plan = Plan.swscale
+        // libyuv's bilinear upscaler shifts flat areas by about 2 levels (seen on 640x480 →
+        // 1280x720 BGRA: 191 becomes 189); libswscale upscales exactly.
+        let upscales = destinationSize.width > sourceSize.width || destinationSize.height > sourceSize.height
         var scratchFormat: PixelFormat?
         var scratchSize = sourceSize
         if !scales, let kernel {
             plan = .direct(kernel)
+        } else if upscales {
+            plan = .swscale
         } else if scales, YUVKernel.canScale(sourceFormat), kernel != nil || sourceFormat == destinationFormat {
             plan = .scaleThenConvert(sourceFormat == destinationFormat ? nil : kernel)
             if sourceFormat != destinationFormat {
@@ -112,6 +117,7 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     ) -> Engine {
         let kernel = YUVKernel.find(from: sourceFormat, to: destinationFormat)
         if sourceSize == destinationSize { return kernel != nil ? .libyuv : .libswscale }
+        if destinationSize.width > sourceSize.width || destinationSize.height > sourceSize.height { return .libswscale }
         if YUVKernel.canScale(sourceFormat) && (kernel != nil || sourceFormat == destinationFormat) { return .libyuv }
         if kernel != nil && YUVKernel.canScale(destinationFormat) { return .libyuv }
         return .libswscale

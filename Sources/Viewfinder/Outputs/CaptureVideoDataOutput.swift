@@ -141,6 +141,9 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// The converter's engine, when frames are converted.
     public var conversionEngine: PixelConverter.Engine? { state.withLock { $0.pipeline?.converter?.engine } }
 
+    /// The negotiated pipeline, for tests.
+    var pipelineForTesting: DeliveryPipeline? { state.withLock { $0.pipeline } }
+
     // MARK: Figures
 
     /// Counters since the session last started.
@@ -297,12 +300,19 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 
     override func streamDidStop() {
-        guard let queue = state.withLock({ $0.target.deliveryQueue }) else { return }
-        if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) { return }
+        // Bounded: a delegate stuck forever must not hang stopRunning().
+        waitUntilDelivered(timeout: 5)
+    }
+
+    /// Waits until everything queued so far has been handed to the delegate. Returns at once
+    /// when called from the delivery queue itself (waiting there would deadlock).
+    @discardableResult
+    func waitUntilDelivered(timeout: Double) -> Bool {
+        guard let queue = state.withLock({ $0.target.deliveryQueue }) else { return true }
+        if DispatchQueue.getSpecific(key: Self.queueKey) == ObjectIdentifier(self) { return false }
         let done = DispatchSemaphore(value: 0)
         queue.async { done.signal() }
-        // Bounded: a delegate stuck forever must not hang stopRunning().
-        _ = done.wait(timeout: .now() + 5)
+        return done.wait(timeout: .now() + timeout) == .success
     }
 }
 

@@ -41,38 +41,70 @@ public struct HostClock: CaptureClock {
 ///
 /// Thread safety: all methods may be called from any thread.
 public final class ManualClock: CaptureClock {
-    private let state: Mutex<MediaTime>
+    private struct State {
+        var now: MediaTime
+        /// Deadlines of the threads blocked in `wait(until:isCancelled:)`.
+        var sleepers: [MediaTime] = []
+        var futureSleepers: Int { sleepers.count { $0 > now } }
+    }
+    private let state: Mutex<State>
     private let condition = NSCondition()
 
     /// A clock that reads `start` until advanced.
     public init(start: MediaTime = .zero) {
-        state = Mutex(start)
+        state = Mutex(State(now: start))
     }
 
-    public func now() -> MediaTime { state.withLock { $0 } }
+    public func now() -> MediaTime { state.withLock { $0.now } }
 
     /// Moves the clock forward by `interval` and wakes everything waiting on it.
     public func advance(by interval: MediaTime) {
         condition.lock()
-        state.withLock { $0 = $0 + interval }
+        state.withLock { $0.now = $0.now + interval }
         condition.broadcast()
         condition.unlock()
     }
 
-    /// Sets the clock to `time` (which must not be earlier than now) and wakes waiters.
+    /// Sets the clock to `time` (ignored if earlier than now) and wakes everything waiting on it.
     public func advance(to time: MediaTime) {
         condition.lock()
-        state.withLock { if time > $0 { $0 = time } }
+        state.withLock { if time > $0.now { $0.now = time } }
         condition.broadcast()
         condition.unlock()
+    }
+
+    /// Waits until `count` threads are blocked in ``wait(until:isCancelled:)`` on deadlines still
+    /// in the future: for a camera paced by this clock, the moment it has produced every frame
+    /// whose time has come. Returns `false` on timeout.
+    public func waitUntilSleeping(count: Int = 1, timeout seconds: Double = 10) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while state.withLock({ $0.futureSleepers }) < count {
+            if !condition.wait(until: deadline) { return state.withLock { $0.futureSleepers } >= count }
+        }
+        return true
     }
 
     public func wait(until deadline: MediaTime, isCancelled: () -> Bool) -> Bool {
         condition.lock()
         defer { condition.unlock() }
+        var sleeping = false
+        defer {
+            if sleeping {
+                state.withLock { state in
+                    if let index = state.sleepers.firstIndex(of: deadline) { state.sleepers.remove(at: index) }
+                }
+            }
+        }
         while true {
             if isCancelled() { return false }
             if now() >= deadline { return true }
+            if !sleeping {
+                sleeping = true
+                state.withLock { $0.sleepers.append(deadline) }
+                condition.broadcast()
+            }
             // Wake periodically to notice cancellation; advancing wakes at once.
             _ = condition.wait(until: Date(timeIntervalSinceNow: 0.005))
         }

@@ -191,8 +191,11 @@ final class VirtualCameraBackend: DeviceBackend {
             $0.finished = false
             $0.finishedSignal = done
         }
+        // The stream's time origin is taken now, so a clock advanced right after this returns
+        // counts from here.
+        let start = configuration.clock.now()
         let thread = Thread { [self] in
-            run(ring: ring, frameDuration: duration, sink: sink)
+            run(ring: ring, start: start, frameDuration: duration, sink: sink)
             done.signal()
         }
         thread.name = "viewfinder.virtual-camera"
@@ -220,10 +223,9 @@ final class VirtualCameraBackend: DeviceBackend {
         finishCondition.unlock()
     }
 
-    private func run(ring: PixelBufferPool, frameDuration: MediaTime, sink: DeviceStreamSink) {
+    private func run(ring: PixelBufferPool, start: MediaTime, frameDuration: MediaTime, sink: DeviceStreamSink) {
         let clock = configuration.clock
         let host = HostClock()
-        let start = clock.now()
         var slotSequence = [UInt64?](repeating: nil, count: ring.capacity)
         var sequence: UInt64 = 0
         let isCancelled = { self.cancelled.load(ordering: .relaxed) }

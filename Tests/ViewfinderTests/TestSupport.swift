@@ -1,0 +1,213 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Viewfinder
+
+/// A delegate that records what it receives, can hold every buffer, and can be blocked on a gate
+/// so tests control exactly when it is "busy".
+final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
+    struct Frame: Sendable {
+        let presentationTime: MediaTime
+        let sequenceNumber: UInt64
+        let patternNumber: UInt64?
+        let width: Int
+        let height: Int
+        let pixelFormat: PixelFormat
+    }
+    struct Drop: Sendable {
+        let reason: DroppedFrameReason
+        let sequenceNumber: UInt64
+        let count: Int
+    }
+    private struct State {
+        var frames: [Frame] = []
+        var drops: [Drop] = []
+        var held: [SampleBuffer] = []
+        var overlapping = false
+        var inside = false
+        var gateFirstFrame = false
+    }
+    private let state = Mutex(State())
+    private let condition = NSCondition()
+    private let gate = DispatchSemaphore(value: 0)
+    let entered = DispatchSemaphore(value: 0)
+    /// Keep every delivered buffer (starving the pool).
+    let holdsBuffers: Bool
+    /// Read the test pattern's sequence number from each frame.
+    let readsPattern: Bool
+    /// Called with each delivered buffer before it is recorded.
+    let inspect: (@Sendable (SampleBuffer) -> Void)?
+
+    init(
+        holdsBuffers: Bool = false, blocksOnFirstFrame: Bool = false, readsPattern: Bool = false,
+        inspect: (@Sendable (SampleBuffer) -> Void)? = nil
+    ) {
+        self.holdsBuffers = holdsBuffers
+        self.readsPattern = readsPattern
+        self.inspect = inspect
+        state.withLock { $0.gateFirstFrame = blocksOnFirstFrame }
+    }
+
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
+        let block = state.withLock { state -> Bool in
+            if state.inside { state.overlapping = true }
+            state.inside = true
+            defer { state.gateFirstFrame = false }
+            return state.gateFirstFrame
+        }
+        if block {
+            entered.signal()
+            gate.wait()
+        }
+        inspect?(sampleBuffer)
+        let image = sampleBuffer.imageBuffer
+        let frame = Frame(
+            presentationTime: sampleBuffer.presentationTimeStamp, sequenceNumber: sampleBuffer.sequenceNumber,
+            patternNumber: readsPattern ? image.flatMap(TestPattern.readSequenceNumber(from:)) : nil,
+            width: image?.width ?? 0, height: image?.height ?? 0, pixelFormat: image?.pixelFormat ?? .bgra)
+        condition.lock()
+        state.withLock { state in
+            state.frames.append(frame)
+            if holdsBuffers { state.held.append(sampleBuffer) }
+            state.inside = false
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    {
+        let count = sampleBuffer.attachment(forKey: .droppedFrameCount) as? Int ?? 0
+        condition.lock()
+        state.withLock {
+            $0.drops.append(
+                Drop(
+                    reason: sampleBuffer.droppedFrameReason!, sequenceNumber: sampleBuffer.sequenceNumber, count: count)
+            )
+        }
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// Lets a delegate blocked on its first frame return.
+    func openGate() { gate.signal() }
+
+    /// Drops every held buffer.
+    func releaseHeldBuffers() { state.withLock { $0.held.removeAll() } }
+
+    var frames: [Frame] { state.withLock { $0.frames } }
+    var drops: [Drop] { state.withLock { $0.drops } }
+    var sawOverlappingCalls: Bool { state.withLock { $0.overlapping } }
+
+    /// Waits until at least `count` frames arrived.
+    @discardableResult
+    func waitForFrames(_ count: Int, timeout: Double = 20) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        condition.lock()
+        defer { condition.unlock() }
+        while frames.count < count {
+            if !condition.wait(until: deadline) { return frames.count >= count }
+        }
+        return true
+    }
+}
+
+/// Collects notifications of one name posted by one session.
+final class NotificationRecorder: @unchecked Sendable {  // unchecked: `observer` is set once in init.
+    private final class Inbox: Sendable {
+        let received = Mutex<[CaptureError?]>([])
+        let signal = DispatchSemaphore(value: 0)
+    }
+    private let inbox = Inbox()
+    private var observer: NSObjectProtocol?
+    private let center: NotificationCenter
+
+    init(_ name: Notification.Name, from session: CaptureSession, center: NotificationCenter) {
+        self.center = center
+        let inbox = self.inbox
+        observer = center.addObserver(forName: name, object: session, queue: nil) { note in
+            let error = note.userInfo?[CaptureSessionErrorKey] as? CaptureError
+            inbox.received.withLock { $0.append(error) }
+            inbox.signal.signal()
+        }
+    }
+
+    deinit {
+        if let observer { center.removeObserver(observer) }
+    }
+
+    /// Waits for the next notification; returns whether one came and its error.
+    func next(timeout: Double = 10) -> (received: Bool, error: CaptureError?) {
+        guard inbox.signal.wait(timeout: .now() + timeout) == .success else { return (false, nil) }
+        return (true, inbox.received.withLock { $0.last ?? nil })
+    }
+
+    var count: Int { inbox.received.withLock { $0.count } }
+}
+
+/// A running session over a virtual camera with one video data output.
+struct Rig {
+    let camera: VirtualCamera
+    let session: CaptureSession
+    let output: CaptureVideoDataOutput
+    let center = NotificationCenter()
+
+    init(
+        camera configuration: VirtualCamera.Configuration, preset: CaptureSession.Preset = .vga640x480,
+        settings: VideoSettings = VideoSettings(), bufferBudget: Int = 6, discardsLate: Bool = true,
+        delegate: RecordingDelegate, queue: DispatchQueue = DispatchQueue(label: "test.frames")
+    ) throws {
+        camera = VirtualCamera(configuration: configuration)
+        session = CaptureSession(notificationCenter: center)
+        output = CaptureVideoDataOutput(bufferBudget: bufferBudget)
+        output.videoSettings = settings
+        output.alwaysDiscardsLateVideoFrames = discardsLate
+        output.setSampleBufferDelegate(delegate, queue: queue)
+        session.beginConfiguration()
+        session.sessionPreset = preset
+        try session.addInput(try CaptureDeviceInput(device: camera.device))
+        try session.addOutput(output)
+        session.commitConfiguration()
+    }
+
+    /// Advances `clock` by `steps` frame periods one at a time, each time waiting until the camera
+    /// has produced the frame and the output has handed it over.
+    func step(
+        _ clock: ManualClock, by period: MediaTime, times steps: Int = 1,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        settle(clock, sourceLocation: sourceLocation)
+        for _ in 0..<steps {
+            clock.advance(by: period)
+            settle(clock, sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Waits until the camera has produced every frame due on `clock` and the output has handed
+    /// them all over.
+    func settle(_ clock: ManualClock, sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(clock.waitUntilSleeping(), "the camera did not come back to wait", sourceLocation: sourceLocation)
+        #expect(output.waitUntilDelivered(timeout: 10), "the output did not drain", sourceLocation: sourceLocation)
+    }
+
+    /// Starts the session and fails the test if it posts an error.
+    func start(sourceLocation: SourceLocation = #_sourceLocation) {
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, from: session, center: center)
+        session.startRunning()
+        #expect(session.isRunning, "session did not start", sourceLocation: sourceLocation)
+        #expect(errors.count == 0, "session posted an error", sourceLocation: sourceLocation)
+    }
+}
+
+/// Formats of one pixel format only, so a test controls what the camera captures.
+func virtualFormats(_ pixelFormat: PixelFormat) -> [CaptureDevice.Format] {
+    VirtualCamera.standardFormats.filter { $0.pixelFormat == pixelFormat }
+}
+
+extension MediaTime {
+    static func fps(_ rate: Int32) -> MediaTime { MediaTime(value: 1, timescale: rate) }
+}
