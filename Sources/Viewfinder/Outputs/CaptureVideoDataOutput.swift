@@ -175,7 +175,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 
     override func receive(_ frame: CapturedFrame, from connection: CaptureConnection) {
-        guard connection.isEnabled else { return }
+        guard connection.isEnabled else {
+            // Not this output's frame: remember where the device is, so re-enabling is no gap.
+            state.withLock { $0.lastSequence = frame.sequenceNumber }
+            return
+        }
         let schedule: DispatchQueue? = state.withLock { state in
             guard state.target.delegate != nil, let deliveryQueue = state.target.deliveryQueue,
                 let pipeline = state.pipeline
