@@ -1,3 +1,182 @@
+// viewfinder-demo: captures from the default camera (the virtual test-pattern camera on a machine
+// without one) and prints live figures, or lists the devices and their formats.
+import Dispatch
+import Foundation
+import Synchronization
 import Viewfinder
 
-print("todo")
+struct Options {
+    var seconds = 5.0
+    var listDevices = false
+    var settings = VideoSettings()
+    var preset = CaptureSession.Preset.high
+    var deviceID: String?
+    var delegateCost = 0.0
+}
+
+let usage = """
+    usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|native]
+                           [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
+                           [--device UNIQUE_ID] [--delegate-ms MS]
+      --list-devices   print every camera with its formats and exit
+      --seconds N      capture for N seconds (default 5), printing a line of figures each second
+      --format F       the pixel format to deliver (default: the camera's own, zero-copy)
+      --size WxH       scale delivered frames to W x H
+      --preset P       the session preset (default high)
+      --device ID      capture from the device with this unique ID (see --list-devices)
+      --delegate-ms MS make the delegate take MS milliseconds per frame, to watch late frames drop
+    """
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("viewfinder-demo: \(message)\n".utf8))
+    exit(2)
+}
+
+func parse(_ arguments: [String]) -> Options {
+    var options = Options()
+    var format: PixelFormat?
+    var size: (Int, Int)?
+    var iterator = arguments.makeIterator()
+    func value(_ flag: String) -> String {
+        guard let next = iterator.next() else { fail("\(flag) needs a value\n\(usage)") }
+        return next
+    }
+    while let argument = iterator.next() {
+        switch argument {
+        case "--list-devices": options.listDevices = true
+        case "--seconds":
+            guard let seconds = Double(value(argument)), seconds > 0 else { fail("--seconds takes a positive number") }
+            options.seconds = seconds
+        case "--format":
+            switch value(argument) {
+            case "bgra": format = .bgra
+            case "nv12": format = .nv12VideoRange
+            case "nv12full": format = .nv12FullRange
+            case "yuyv": format = .yuyv
+            case "i420": format = .i420
+            case "native": format = nil
+            case let other: fail("unknown format '\(other)': use bgra, nv12, nv12full, yuyv, i420 or native")
+            }
+        case "--size":
+            let parts = value(argument).split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2 else { fail("--size takes WIDTHxHEIGHT, e.g. 1280x720") }
+            size = (parts[0], parts[1])
+        case "--preset":
+            let name = value(argument)
+            let known: [CaptureSession.Preset] = [.high, .medium, .low, .vga640x480, .hd1280x720, .hd1920x1080]
+            guard let preset = known.first(where: { $0.rawValue == name }) else {
+                fail("unknown preset '\(name)': use one of \(known.map(\.rawValue).joined(separator: ", "))")
+            }
+            options.preset = preset
+        case "--device": options.deviceID = value(argument)
+        case "--delegate-ms":
+            guard let cost = Double(value(argument)), cost >= 0 else { fail("--delegate-ms takes a number ≥ 0") }
+            options.delegateCost = cost / 1000
+        case "--help", "-h":
+            print(usage)
+            exit(0)
+        default: fail("unknown option '\(argument)'\n\(usage)")
+        }
+    }
+    if size != nil, format == nil { format = .bgra }
+    if let format {
+        do {
+            options.settings = try VideoSettings(pixelFormat: format, width: size?.0, height: size?.1)
+        } catch {
+            fail(error.description)
+        }
+    }
+    return options
+}
+
+/// Counts frames; optionally pretends to work on each.
+final class Counter: CaptureVideoDataOutputSampleBufferDelegate {
+    let cost: Double
+    init(cost: Double) { self.cost = cost }
+
+    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+        guard cost > 0 else { return }
+        let until = Date(timeIntervalSinceNow: cost)
+        while Date() < until {}  // busy, like real per-frame work
+    }
+}
+
+let options = parse(Array(CommandLine.arguments.dropFirst()))
+
+if options.listDevices {
+    let devices = CaptureDevice.devices(for: .video)
+    for device in devices {
+        print("\(device.localizedName)  [\(device.uniqueID)]  model \(device.modelID), \(device.deviceType.rawValue)")
+        for format in device.formats {
+            print("    \(format)")
+        }
+    }
+    if devices.isEmpty { print("no video devices") }
+    exit(0)
+}
+
+let device: CaptureDevice
+if let id = options.deviceID {
+    guard let found = CaptureDevice.device(withUniqueID: id) else {
+        fail("no device with unique ID '\(id)': run with --list-devices to see them")
+    }
+    device = found
+} else {
+    guard let found = CaptureDevice.default(for: .video) else { fail("no video device found") }
+    device = found
+}
+
+let session = CaptureSession()
+let output = CaptureVideoDataOutput()
+let counter = Counter(cost: options.delegateCost)  // outputs hold delegates weakly: keep it alive
+let errorObserver = NotificationCenter.default.addObserver(
+    forName: CaptureSession.runtimeErrorNotification, object: session, queue: nil
+) { note in
+    let error = note.userInfo?[CaptureSessionErrorKey] as? CaptureError
+    FileHandle.standardError.write(Data("runtime error: \(error?.description ?? "unknown")\n".utf8))
+}
+do {
+    session.beginConfiguration()
+    session.sessionPreset = options.preset
+    let input = try CaptureDeviceInput(device: device)
+    try session.addInput(input)
+    output.videoSettings = options.settings
+    output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.frames"))
+    try session.addOutput(output)
+    session.commitConfiguration()
+} catch {
+    fail(error.description)
+}
+session.startRunning()
+guard session.isRunning else { fail("the session did not start (see the error above)") }
+let format = device.activeFormat
+let delivered = output.deliveredFormat.map { "\($0.pixelFormat.name) \($0.size)" } ?? "?"
+print(
+    "capturing from \(device.localizedName): \(format.pixelFormat.name) \(format.dimensions) at "
+        + "\(String(format: "%.0f", 1 / device.activeVideoMinFrameDuration.seconds)) fps, delivering \(delivered) "
+        + (output.isZeroCopy ? "(zero-copy)" : "(converted by \(output.conversionEngine?.rawValue ?? "?"))"))
+
+var previous = output.statistics
+let start = Date()
+var tick = 1.0
+while true {
+    let elapsed = Date().timeIntervalSince(start)
+    if elapsed >= options.seconds { break }
+    Thread.sleep(forTimeInterval: min(tick - elapsed, options.seconds - elapsed))
+    let now = output.statistics
+    let interval = min(1, Date().timeIntervalSince(start) - (tick - 1))
+    let fps = Double(now.delivered - previous.delivered) / max(interval, 0.001)
+    let latency = output.deliveryLatency
+    print(
+        String(
+            format: "%5.1fs  %6.1f fps delivered  dropped late %d, out of buffers %d, discontinuity %d  latency p50 %.0f µs p99 %.0f µs",
+            Date().timeIntervalSince(start), fps, now.droppedLate, now.droppedOutOfBuffers, now.droppedDiscontinuity,
+            latency.p50, latency.p99))
+    previous = now
+    tick += 1
+}
+session.stopRunning()
+let final = output.statistics
+print("done: \(final)")
+withExtendedLifetime(counter) {}
+NotificationCenter.default.removeObserver(errorObserver)

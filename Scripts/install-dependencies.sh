@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Viewfinder builds against, if any are missing:
+#   libv4l-dev (libv4l2: real cameras), libswscale-dev (libswscale + libavutil: conversion),
+#   libyuv-dev (libyuv: fast conversion).
+# Runs apt-get as root, or through sudo when not root. Does nothing when all are present.
+set -euo pipefail
+
+packages=(libv4l-dev libswscale-dev libyuv-dev)
+missing=()
+for package in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$package")
+    fi
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+echo "Installing missing system packages: ${missing[*]}" >&2
+if [ "$(id -u)" -eq 0 ]; then
+    sudo=()
+elif command -v sudo >/dev/null 2>&1; then
+    sudo=(sudo)
+else
+    echo "error: ${missing[*]} must be installed and this user is not root and has no sudo." >&2
+    echo "Ask an administrator to run: apt-get install ${missing[*]}" >&2
+    exit 1
+fi
+export DEBIAN_FRONTEND=noninteractive
+"${sudo[@]}" apt-get update -qq
+"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
