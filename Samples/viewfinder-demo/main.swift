@@ -94,7 +94,9 @@ final class Counter: CaptureVideoDataOutputSampleBufferDelegate {
     let cost: Double
     init(cost: Double) { self.cost = cost }
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         guard cost > 0 else { return }
         let until = Date(timeIntervalSinceNow: cost)
         while Date() < until {}  // busy, like real per-frame work
@@ -169,7 +171,8 @@ while true {
     let latency = output.deliveryLatency
     print(
         String(
-            format: "%5.1fs  %6.1f fps delivered  dropped late %d, out of buffers %d, discontinuity %d  latency p50 %.0f µs p99 %.0f µs",
+            format:
+                "%5.1fs  %6.1f fps delivered  dropped late %d, out of buffers %d, discontinuity %d  latency p50 %.0f µs p99 %.0f µs",
             Date().timeIntervalSince(start), fps, now.droppedLate, now.droppedOutOfBuffers, now.droppedDiscontinuity,
             latency.p50, latency.p99))
     previous = now

@@ -48,7 +48,9 @@ struct BadInputTests {
         #expect(gone?.code == .deviceNotFound)
     }
 
-    @Test("a pixel format the output cannot deliver is refused", arguments: [PixelFormat.mjpeg, PixelFormat(fourCC: "ABCD")!])
+    @Test(
+        "a pixel format the output cannot deliver is refused",
+        arguments: [PixelFormat.mjpeg, PixelFormat(fourCC: "ABCD")!])
     func undeliverableFormat(format: PixelFormat) {
         let error = #expect(throws: CaptureError.self) { try VideoSettings(pixelFormat: format) }
         #expect(error?.code == .unsupportedPixelFormat)
@@ -70,8 +72,12 @@ struct BadInputTests {
 
     @Test("pools and converters refuse sizes and formats they cannot make")
     func poolAndConverter() {
-        #expect(throws: CaptureError.self) { try PixelBufferPool(pixelFormat: .bgra, width: 0, height: 10, capacity: 1) }
-        #expect(throws: CaptureError.self) { try PixelBufferPool(pixelFormat: .bgra, width: 10, height: 10, capacity: 0) }
+        #expect(throws: CaptureError.self) {
+            try PixelBufferPool(pixelFormat: .bgra, width: 0, height: 10, capacity: 1)
+        }
+        #expect(throws: CaptureError.self) {
+            try PixelBufferPool(pixelFormat: .bgra, width: 10, height: 10, capacity: 0)
+        }
         let size = CaptureDevice.Dimensions(width: 64, height: 64)
         let error = #expect(throws: CaptureError.self) {
             try PixelConverter(from: .mjpeg, size: size, to: .bgra, size: size)
@@ -96,7 +102,9 @@ struct BadInputTests {
         let outside = #expect(throws: CaptureError.self) { try device.setActiveVideoMinFrameDuration(.fps(25)) }
         #expect(outside?.code == .unsupportedFormat)
         #expect(throws: CaptureError.self) { try device.setActiveVideoMinFrameDuration(.zero) }
-        #expect(throws: CaptureError.self) { try device.setActiveVideoMinFrameDuration(MediaTime(value: -1, timescale: 30)) }
+        #expect(throws: CaptureError.self) {
+            try device.setActiveVideoMinFrameDuration(MediaTime(value: -1, timescale: 30))
+        }
         try device.setActiveVideoMinFrameDuration(.fps(15))
         #expect(device.activeVideoMinFrameDuration == .fps(15))
         // A format the device does not have.
@@ -168,8 +176,10 @@ struct BadInputTests {
         let clock = ManualClock()
         let delegate = RecordingDelegate()
         let rig = try Rig(camera: .init(clock: clock), delegate: delegate)
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, from: rig.session, center: rig.center)
-        let stopped = NotificationRecorder(CaptureSession.didStopRunningNotification, from: rig.session, center: rig.center)
+        let errors = NotificationRecorder(
+            CaptureSession.runtimeErrorNotification, from: rig.session, center: rig.center)
+        let stopped = NotificationRecorder(
+            CaptureSession.didStopRunningNotification, from: rig.session, center: rig.center)
         rig.start()
         rig.settle(clock)
         rig.camera.simulateFailure(CaptureError(.ioError, "the camera reported an I/O error", errno: EIO))
@@ -186,7 +196,8 @@ struct BadInputTests {
     func disconnect() throws {
         let clock = ManualClock()
         let rig = try Rig(camera: .init(clock: clock), delegate: RecordingDelegate())
-        let interrupted = NotificationRecorder(CaptureSession.wasInterruptedNotification, from: rig.session, center: rig.center)
+        let interrupted = NotificationRecorder(
+            CaptureSession.wasInterruptedNotification, from: rig.session, center: rig.center)
         rig.start()
         rig.settle(clock)
         rig.camera.simulateDisconnect()

@@ -127,7 +127,8 @@ struct DeliveryContractTests {
         // Wait until the queue is drained: 5 frames held, the rest dropped.
         #expect(delegate.waitForFrames(5))
         let pipeline = try #require(rig.output.pipelineForTesting)
-        #expect((pipeline.pool?.allocatedBufferCount ?? 0) <= 5)
+        #expect(pipeline.chain.pools.allSatisfy { $0.allocatedBufferCount <= 5 })
+        #expect(pipeline.chain.pools.count == (converting ? 1 : 0))
         var stats = rig.output.statistics
         #expect(stats.captured == 51)
         #expect(stats.droppedDiscontinuity == 0, "the camera's ring never ran dry")

@@ -26,7 +26,8 @@ struct MediaTests {
     @Test(
         "pixel formats know their planes",
         arguments: [
-            (PixelFormat.bgra, 1, 640 * 480 * 4), (.nv12VideoRange, 2, 640 * 480 * 3 / 2), (.nv12FullRange, 2, 640 * 480 * 3 / 2),
+            (PixelFormat.bgra, 1, 640 * 480 * 4), (.nv12VideoRange, 2, 640 * 480 * 3 / 2),
+            (.nv12FullRange, 2, 640 * 480 * 3 / 2),
             (.yuyv, 1, 640 * 480 * 2), (.i420, 3, 640 * 480 * 3 / 2),
         ])
     func planes(format: PixelFormat, planes: Int, bytes: Int) {

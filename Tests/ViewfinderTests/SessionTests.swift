@@ -30,7 +30,8 @@ struct SessionTests {
     func atomicConfiguration() throws {
         let clock = ManualClock()
         let delegate = RecordingDelegate()
-        let rig = try Rig(camera: .init(clock: clock), settings: try VideoSettings(pixelFormat: .bgra), delegate: delegate)
+        let rig = try Rig(
+            camera: .init(clock: clock), settings: try VideoSettings(pixelFormat: .bgra), delegate: delegate)
         rig.start()
         rig.settle(clock)
         #expect(rig.output.deliveredFormat?.size == .init(width: 640, height: 480))
@@ -75,11 +76,16 @@ struct SessionTests {
     func presetOverCameraListing() {
         // Raw 4:2:2 capped at 5 fps at 1080p (USB 2), 30 fps up to 640x480.
         let formats = [
-            CaptureDevice.Format(pixelFormat: .yuyv, width: 1920, height: 1080, frameRateRanges: [.init(framesPerSecond: 5)]),
-            CaptureDevice.Format(pixelFormat: .yuyv, width: 1280, height: 720, frameRateRanges: [.init(framesPerSecond: 10)]),
-            CaptureDevice.Format(pixelFormat: .yuyv, width: 640, height: 480, frameRateRanges: [.init(framesPerSecond: 30)]),
-            CaptureDevice.Format(pixelFormat: .yuyv, width: 160, height: 90, frameRateRanges: [.init(framesPerSecond: 30)]),
-            CaptureDevice.Format(pixelFormat: .mjpeg, width: 1920, height: 1080, frameRateRanges: [.init(framesPerSecond: 30)]),
+            CaptureDevice.Format(
+                pixelFormat: .yuyv, width: 1920, height: 1080, frameRateRanges: [.init(framesPerSecond: 5)]),
+            CaptureDevice.Format(
+                pixelFormat: .yuyv, width: 1280, height: 720, frameRateRanges: [.init(framesPerSecond: 10)]),
+            CaptureDevice.Format(
+                pixelFormat: .yuyv, width: 640, height: 480, frameRateRanges: [.init(framesPerSecond: 30)]),
+            CaptureDevice.Format(
+                pixelFormat: .yuyv, width: 160, height: 90, frameRateRanges: [.init(framesPerSecond: 30)]),
+            CaptureDevice.Format(
+                pixelFormat: .mjpeg, width: 1920, height: 1080, frameRateRanges: [.init(framesPerSecond: 30)]),
         ]
         #expect(CaptureSession.Preset.high.bestFormat(in: formats)?.dimensions.width == 640)
         #expect(CaptureSession.Preset.low.bestFormat(in: formats)?.dimensions.width == 160)
@@ -93,7 +99,8 @@ struct SessionTests {
         let nv12 = CaptureDevice.Format(pixelFormat: .nv12VideoRange, width: 640, height: 480, frameRateRanges: rates)
         let emulatedBGRA = CaptureDevice.Format(
             pixelFormat: .bgra, width: 640, height: 480, frameRateRanges: rates, isEmulated: true)
-        let device = VirtualCamera(configuration: .init(clock: ManualClock(), formats: [yuyv, nv12, emulatedBGRA])).device
+        let device = VirtualCamera(configuration: .init(clock: ManualClock(), formats: [yuyv, nv12, emulatedBGRA]))
+            .device
         func pick(_ format: PixelFormat?) throws -> PixelFormat {
             try FormatNegotiator.negotiate(
                 device: device, preset: .vga640x480, requests: [OutputRequest(pixelFormat: format)]
@@ -110,8 +117,10 @@ struct SessionTests {
     func notifications() throws {
         let clock = ManualClock()
         let rig = try Rig(camera: .init(clock: clock), delegate: RecordingDelegate())
-        let started = NotificationRecorder(CaptureSession.didStartRunningNotification, from: rig.session, center: rig.center)
-        let stopped = NotificationRecorder(CaptureSession.didStopRunningNotification, from: rig.session, center: rig.center)
+        let started = NotificationRecorder(
+            CaptureSession.didStartRunningNotification, from: rig.session, center: rig.center)
+        let stopped = NotificationRecorder(
+            CaptureSession.didStopRunningNotification, from: rig.session, center: rig.center)
         rig.start()
         #expect(started.next().received)
         let connection = try #require(rig.output.connection(with: .video))
@@ -155,7 +164,8 @@ struct SessionTests {
             #expect(CaptureDevice.default(for: .video) === virtual)
         }
         #expect(CaptureDevice.device(withUniqueID: virtual.uniqueID) === virtual, "one object per camera")
-        let discovery = CaptureDevice.DiscoverySession(deviceTypes: [.virtual], mediaType: .video, position: .unspecified)
+        let discovery = CaptureDevice.DiscoverySession(
+            deviceTypes: [.virtual], mediaType: .video, position: .unspecified)
         #expect(discovery.devices.map(\.uniqueID) == [virtual.uniqueID])
         let formats = virtual.formats
         #expect(formats.count == 9)

@@ -26,14 +26,15 @@ public final class SampleBuffer: Sendable {
 
     init(
         imageBuffer: PixelBuffer?, presentationTimeStamp: MediaTime, duration: MediaTime,
-        sequenceNumber: UInt64, droppedFrameReason: DroppedFrameReason? = nil, lease: FrameLease? = nil
+        sequenceNumber: UInt64, droppedFrameReason: DroppedFrameReason? = nil,
+        attachments: [AttachmentKey: any Sendable] = [:], lease: FrameLease? = nil
     ) {
         self.imageBuffer = imageBuffer
         self.presentationTimeStamp = presentationTimeStamp
         self.duration = duration
         self.sequenceNumber = sequenceNumber
         self.droppedFrameReason = droppedFrameReason
-        self.attachmentStore = Mutex([:])
+        self.attachmentStore = Mutex(attachments)
         self.lease = lease
     }
 
@@ -46,16 +47,6 @@ public final class SampleBuffer: Sendable {
         self.init(
             imageBuffer: imageBuffer, presentationTimeStamp: presentationTimeStamp, duration: duration,
             sequenceNumber: sequenceNumber, droppedFrameReason: nil, lease: nil)
-    }
-
-    /// The same frame with another image (a processor's output), keeping timing and attachments.
-    func replacingImage(with image: PixelBuffer) -> SampleBuffer {
-        let copy = SampleBuffer(
-            imageBuffer: image, presentationTimeStamp: presentationTimeStamp, duration: duration,
-            sequenceNumber: sequenceNumber, droppedFrameReason: nil, lease: lease)
-        let current = attachments
-        if !current.isEmpty { copy.attachmentStore.withLock { $0 = current } }
-        return copy
     }
 
     /// All attachments.

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import Synchronization
 
 /// Delivers captured frames to a delegate on a queue you choose (the counterpart of
@@ -34,18 +35,20 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// The formats ``VideoSettings`` may ask for.
     static let deliverablePixelFormats: [PixelFormat] = [.bgra, .nv12VideoRange, .nv12FullRange, .yuyv, .i420]
 
-    private struct Target {
+    struct Target {
         weak var delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?
         var callbackQueue: DispatchQueue?
         var deliveryQueue: DispatchQueue?
     }
 
-    private struct State {
+    struct State {
         var target = Target()
         var settings = VideoSettings()
         var discardsLate = true
         var minFrameDuration = MediaTime.invalid
         var pipeline: DeliveryPipeline?
+        var processors: [NamedProcessor] = []
+        var streaming = false
         // Per stream:
         var queue = RingQueue<DeliveryEvent>(capacity: 32)
         var queuedDrops = 0
@@ -56,7 +59,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         var statistics = Statistics()
         var latencies = LatencyWindow()
     }
-    private let state = Mutex(State())
+    let state = Mutex(State())
+    /// Serialises chain edits with each other and with negotiation (they call processors' code,
+    /// so they cannot run under `state`).
+    let chainEdits = NSLock()
     private static let queueKey = DispatchSpecificKey<ObjectIdentifier>()
 
     /// Drop reports queued beyond this many are merged into the last one (its
@@ -136,10 +142,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 
     /// Whether frames are delivered without conversion (the device's own buffers).
-    public var isZeroCopy: Bool { state.withLock { $0.pipeline?.converter == nil } }
+    public var isZeroCopy: Bool { state.withLock { $0.pipeline?.chain.isEmpty ?? true } }
 
-    /// The converter's engine, when frames are converted.
-    public var conversionEngine: PixelConverter.Engine? { state.withLock { $0.pipeline?.converter?.engine } }
+    /// The engine of the first conversion, when frames are converted.
+    public var conversionEngine: PixelConverter.Engine? { state.withLock { $0.pipeline?.chain.conversionEngine } }
 
     /// The negotiated pipeline, for tests.
     var pipelineForTesting: DeliveryPipeline? { state.withLock { $0.pipeline } }
@@ -162,11 +168,14 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 
     override func prepareToStream(format: CaptureDevice.Format, frameDuration: MediaTime) throws(CaptureError) {
-        let settings = videoSettings
+        chainEdits.lock()
+        defer { chainEdits.unlock() }
+        let (settings, processors) = state.withLock { ($0.settings, $0.processors) }
         let pipeline = try DeliveryPipeline(
-            deviceFormat: format, settings: settings, budget: bufferBudget)
+            deviceFormat: format, settings: settings, processors: processors, budget: FrameBudget(limit: bufferBudget))
         state.withLock { state in
             state.pipeline = pipeline
+            state.streaming = true
             state.lastSequence = nil
             state.lastAcceptedTime = nil
             state.statistics = Statistics()
@@ -276,12 +285,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         _ event: FrameEvent, delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?, host: HostClock
     ) {
         let frame = event.frame
-        let result = event.pipeline.process(frame)
-        switch result {
-        case .image(let image):
+        switch event.pipeline.chain.run(frame) {
+        case .image(let image, let attachments):
             let buffer = SampleBuffer(
                 imageBuffer: image, presentationTimeStamp: frame.presentationTime, duration: frame.duration,
-                sequenceNumber: frame.sequenceNumber, lease: event.lease)
+                sequenceNumber: frame.sequenceNumber, attachments: attachments, lease: event.lease)
             let latency = host.now() - frame.hostArrivalTime
             state.withLock { state in
                 state.statistics.delivered += 1
@@ -304,6 +312,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 
     override func streamDidStop() {
+        state.withLock { $0.streaming = false }
         // Bounded: a delegate stuck forever must not hang stopRunning().
         waitUntilDelivered(timeout: 5)
     }
@@ -320,53 +329,28 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 }
 
-/// The negotiated path from device frames to delivered frames: the converter and its pool, or
-/// nothing for zero-copy delivery.
+/// The negotiated path from device frames to delivered frames for one configuration: the
+/// processor chain (with its conversions), or nothing for zero-copy delivery, and the budget.
 final class DeliveryPipeline: Sendable {
-    let outputFormat: PixelFormat
-    let outputSize: CaptureDevice.Dimensions
-    let converter: PixelConverter?
-    let pool: PixelBufferPool?
+    let deviceFormat: CaptureDevice.Format
+    let chain: ProcessorChain
     let budget: FrameBudget
 
-    init(deviceFormat: CaptureDevice.Format, settings: VideoSettings, budget: Int) throws(CaptureError) {
-        let format = settings.pixelFormat ?? deviceFormat.pixelFormat
-        let size = settings.size ?? deviceFormat.dimensions
-        outputFormat = format
-        outputSize = size
-        self.budget = FrameBudget(limit: budget)
-        if format == deviceFormat.pixelFormat && size == deviceFormat.dimensions {
-            converter = nil
-            pool = nil
-            return
-        }
-        guard !deviceFormat.pixelFormat.isCompressed else {
-            throw CaptureError(
-                .unsupportedPixelFormat,
-                "the device captures \(deviceFormat.pixelFormat.name), which Viewfinder cannot decode: choose a raw format for the device (or a preset other than .inputPriority)"
-            )
-        }
-        converter = try PixelConverter(
-            from: deviceFormat.pixelFormat, size: deviceFormat.dimensions, to: format, size: size)
-        pool = try PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: budget)
+    init(
+        deviceFormat: CaptureDevice.Format, settings: VideoSettings, processors: [NamedProcessor], budget: FrameBudget
+    ) throws(CaptureError) {
+        self.deviceFormat = deviceFormat
+        self.budget = budget
+        chain = try ProcessorChain(
+            deviceFormat: FrameFormat(
+                pixelFormat: deviceFormat.pixelFormat, width: deviceFormat.dimensions.width,
+                height: deviceFormat.dimensions.height),
+            requestedFormat: settings.pixelFormat, requestedSize: settings.size, processors: processors,
+            budget: budget.limit)
     }
 
-    enum Outcome {
-        case image(PixelBuffer)
-        case drop(DroppedFrameReason)
-    }
-
-    /// Converts a frame if needed, or says why it must be dropped.
-    func process(_ frame: CapturedFrame) -> Outcome {
-        guard let converter, let pool else { return .image(frame.buffer) }
-        guard let destination = pool.makePixelBuffer() else { return .drop(.outOfBuffers) }
-        do {
-            try converter.convert(frame.buffer, into: destination)
-        } catch {
-            return .drop(.droppedByProcessor("conversion: \(error.message)"))
-        }
-        return .image(destination)
-    }
+    var outputFormat: PixelFormat { chain.outputFormat.pixelFormat }
+    var outputSize: CaptureDevice.Dimensions { chain.outputFormat.size }
 }
 
 enum DeliveryEvent {

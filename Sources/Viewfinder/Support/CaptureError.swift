@@ -37,6 +37,8 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         case driverError
         /// Converting a frame between pixel formats failed.
         case conversionFailed
+        /// Every buffer of a pool was in use.
+        case outOfBuffers
         /// Another system call failed; see ``CaptureError/errno``.
         case systemError
     }
