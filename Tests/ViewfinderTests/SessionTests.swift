@@ -173,3 +173,34 @@ struct SessionTests {
         #expect(formats.allSatisfy { $0.videoSupportedFrameRateRanges.map(\.maxFrameRate).sorted() == [15, 30, 60] })
     }
 }
+
+@Suite("Session lifetime")
+struct SessionLifetimeTests {
+    @Test("a running session that is dropped stops its camera and releases it")
+    func droppedWhileRunning() throws {
+        let clock = ManualClock()
+        let camera = VirtualCamera(configuration: .init(clock: clock))
+        let delegate = RecordingDelegate()
+        do {
+            let session = CaptureSession(notificationCenter: NotificationCenter())
+            try session.addInput(try CaptureDeviceInput(device: camera.device))
+            let output = CaptureVideoDataOutput()
+            output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "lifetime"))
+            try session.addOutput(output)
+            session.startRunning()
+            #expect(session.isRunning)
+            #expect(delegate.waitForFrames(1))
+        }
+        // The camera thread has ended: it no longer waits on the clock, and another session can
+        // claim the camera.
+        #expect(!clock.waitUntilSleeping(timeout: 0.2))
+        let other = CaptureSession(notificationCenter: NotificationCenter())
+        try other.addInput(try CaptureDeviceInput(device: camera.device))
+        let output = CaptureVideoDataOutput()
+        output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "lifetime.2"))
+        try other.addOutput(output)
+        other.startRunning()
+        #expect(other.isRunning)
+        other.stopRunning()
+    }
+}

@@ -65,6 +65,11 @@ public final class CaptureSession: @unchecked Sendable {
         self.notificationCenter = notificationCenter
     }
 
+    deinit {
+        // A session dropped while running must not leave cameras capturing.
+        for stream in state.withLock({ $0.streams }) { stream.stop() }
+    }
+
     // MARK: Notifications
 
     /// Posted when a runtime error occurs; the ``CaptureError`` is under ``CaptureSessionErrorKey``.
