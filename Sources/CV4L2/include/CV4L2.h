@@ -46,6 +46,8 @@ static const uint32_t VF_V4L2_PIX_FMT_JPEG = V4L2_PIX_FMT_JPEG;
 // Capabilities (struct v4l2_capability), as plain constants.
 static const uint32_t VF_V4L2_CAP_VIDEO_CAPTURE = V4L2_CAP_VIDEO_CAPTURE;
 static const uint32_t VF_V4L2_CAP_STREAMING = V4L2_CAP_STREAMING;
+static const uint32_t VF_V4L2_CAP_META_CAPTURE = V4L2_CAP_META_CAPTURE;
+static const uint32_t VF_V4L2_COLORSPACE_SRGB = V4L2_COLORSPACE_SRGB;
 static const uint32_t VF_V4L2_CAP_DEVICE_CAPS = V4L2_CAP_DEVICE_CAPS;
 static const uint32_t VF_V4L2_CAP_TIMEPERFRAME = V4L2_CAP_TIMEPERFRAME;
 
