@@ -22,6 +22,7 @@ extension SimulatedUVCCamera {
     }
 
     func close(fd: Int32) {
+        defer { noteChange() }
         state.withLock { state in
             guard let handle = state.handles.removeValue(forKey: fd) else { return }
             if handle.generation == state.generation, state.owner == fd {
@@ -46,6 +47,7 @@ extension SimulatedUVCCamera {
     // MARK: ioctl
 
     func ioctl(fd: Int32, request: UInt, argument: UnsafeMutableRawPointer) throws(V4L2Errno) {
+        defer { noteChange() }
         if request == VF_VIDIOC_DQBUF {
             return try dequeue(fd: fd, buffer: argument.assumingMemoryBound(to: v4l2_buffer.self))
         }
@@ -485,7 +487,11 @@ extension SimulatedUVCCamera {
                 if !state.done.isEmpty { return (Int16(POLLIN | POLLRDNORM) & (events | Int16(POLLRDNORM)), .zero, 0) }
                 return (nil, deadline(state.nextFrame, state), state.generation)
             }
-            if let ready { return ready }
+            if let ready {
+                noteChange()
+                return ready
+            }
+            noteChange()
             if let realDeadline, host.now() >= realDeadline { return 0 }
             _ = configuration.clock.wait(until: next) {
                 if let realDeadline, host.now() >= realDeadline { return true }

@@ -202,6 +202,27 @@ public final class SimulatedUVCCamera: Sendable {
     }
 
     let state: Mutex<State>
+    private let changed = NSCondition()
+
+    /// Wakes ``waitUntil(timeout:_:)``; called after every call that may change the camera's state.
+    func noteChange() {
+        changed.lock()
+        changed.broadcast()
+        changed.unlock()
+    }
+
+    /// Waits until `condition` holds for the camera (checked after each driver call), for at most
+    /// `timeout` seconds of real time. Returns whether it held. For tests: wait on the driver's
+    /// progress instead of sleeping.
+    public func waitUntil(timeout: Double, _ condition: (SimulatedUVCCamera) -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        changed.lock()
+        defer { changed.unlock() }
+        while !condition(self) {
+            if !changed.wait(until: deadline) { return condition(self) }
+        }
+        return true
+    }
 
     static func defaultControls(torch: Bool) -> [Control] {
         var controls = [
@@ -315,6 +336,10 @@ public final class SimulatedUVCCamera: Sendable {
             var fresh = State(controls: Self.defaultControls(torch: configuration.hasTorch))
             fresh.handles = state.handles
             fresh.generation = state.generation
+            // What tests set up about the environment survives replugging.
+            fresh.openError = state.openError
+            fresh.busyElsewhere = state.busyElsewhere
+            fresh.refusedFourCCs = state.refusedFourCCs
             state = fresh
             state.resetFormat(listing: listing, alignment: configuration.bytesPerLineAlignment)
             state.connected = true
@@ -333,5 +358,6 @@ public final class SimulatedUVCCamera: Sendable {
             state.done = []
             state.owner = nil
         }
+        noteChange()
     }
 }
