@@ -157,3 +157,30 @@ struct V4L2DiscoveryTests {
         #expect(problem.message.contains("'video' group"))
     }
 }
+
+@Suite("V4L2 device directory")
+struct V4L2DevDirectoryTests {
+    @Test("inotify notices video nodes appearing and going, and the listing sorts numerically")
+    func watchesDirectory() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vf-dev-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let directory = V4L2DevDirectory(path: path)
+        let changed = DispatchSemaphore(value: 0)
+        try #require(directory.watch { changed.signal() })
+        /// Waits for change events until the listing is `expected` (events may arrive in several batches).
+        func waitForNodes(_ expected: [String]) -> Bool {
+            let deadline = DispatchTime.now() + 10
+            while directory.videoNodes() != expected {
+                guard changed.wait(timeout: deadline) == .success else { return false }
+            }
+            return true
+        }
+        for name in ["video10", "video2", "media0", "videoX"] {
+            #expect(FileManager.default.createFile(atPath: "\(path)/\(name)", contents: nil))
+        }
+        #expect(waitForNodes(["\(path)/video2", "\(path)/video10"]))
+        try FileManager.default.removeItem(atPath: "\(path)/video2")
+        #expect(waitForNodes(["\(path)/video10"]))
+    }
+}
