@@ -67,7 +67,9 @@ struct V4L2ControlTests {
         try device.setExposureModeCustom(duration: MediaTime(value: 1, timescale: 100))
         #expect(device.exposureMode == .custom)
         #expect(device.exposureDuration == MediaTime(value: 1, timescale: 100))
-        #expect(throws: CaptureError.self) { try device.setExposureModeCustom(duration: MediaTime(value: 1, timescale: 1)) }
+        #expect(throws: CaptureError.self) {
+            try device.setExposureModeCustom(duration: MediaTime(value: 1, timescale: 1))
+        }
         try device.setExposureMode(.continuousAutoExposure)
         #expect(try device.value(of: .exposureMode) == 3, "aperture priority: the automatic mode uvcvideo offers")
     }
@@ -127,4 +129,3 @@ struct V4L2ControlTests {
         #expect(throws: CaptureError.self) { try device.value(of: .brightness) }
     }
 }
-

@@ -48,8 +48,10 @@ struct V4L2DiscoveryTests {
         let vga = try #require(yuyv.first)
         #expect(
             vga.videoSupportedFrameRateRanges.map(\.minFrameDuration) == [
-                MediaTime(value: 1, timescale: 30), MediaTime(value: 1, timescale: 24), MediaTime(value: 1, timescale: 20),
-                MediaTime(value: 1, timescale: 15), MediaTime(value: 1, timescale: 10), MediaTime(value: 2, timescale: 15),
+                MediaTime(value: 1, timescale: 30), MediaTime(value: 1, timescale: 24),
+                MediaTime(value: 1, timescale: 20),
+                MediaTime(value: 1, timescale: 15), MediaTime(value: 1, timescale: 10),
+                MediaTime(value: 2, timescale: 15),
                 MediaTime(value: 1, timescale: 5),
             ])
         #expect(vga.videoSupportedFrameRateRanges.allSatisfy { $0.minFrameDuration == $0.maxFrameDuration })
@@ -98,7 +100,10 @@ struct V4L2DiscoveryTests {
         let rig = try SimulatedRig(listing: listing)
         let formats = try rig.device.formats
         let sizes = formats.map { "\($0.dimensions)" }
-        #expect(sizes == ["320x240", "352x288", "640x360", "640x480", "800x600", "1024x768", "1280x720", "1280x960", "1920x1080"])
+        #expect(
+            sizes == [
+                "320x240", "352x288", "640x360", "640x480", "800x600", "1024x768", "1280x720", "1280x960", "1920x1080",
+            ])
         let range = try #require(formats.first?.videoSupportedFrameRateRanges.first)
         #expect(range.minFrameDuration == MediaTime(value: 1, timescale: 30))
         #expect(range.maxFrameDuration == MediaTime(value: 1, timescale: 1))
@@ -116,7 +121,9 @@ struct V4L2DiscoveryTests {
     @Test("devices(for:) lists real cameras first and the virtual camera last")
     func ordering() throws {
         let rig = try SimulatedRig()
-        let second = try SimulatedUVCCamera(configuration: .init(listing: SimulatedUVCCamera.c920Listing, card: "Second", busInfo: "usb-test-second", clock: rig.clock))
+        let second = try SimulatedUVCCamera(
+            configuration: .init(
+                listing: SimulatedUVCCamera.c920Listing, card: "Second", busInfo: "usb-test-second", clock: rig.clock))
         rig.bus.plug(second)
         let devices = rig.bus.withDiscovery { CaptureDevice.devices(for: .video) }
         #expect(devices.map(\.deviceType) == [.external, .external, .virtual])

@@ -6,7 +6,9 @@ import Testing
 @Suite("V4L2 errors a user can act on")
 struct V4L2ErrorTests {
     private func start(_ backend: V4L2CameraBackend) throws(CaptureError) {
-        let format = backend.formats.first { $0.pixelFormat == .yuyv && $0.dimensions.width == 160 && $0.dimensions.height == 120 }!
+        let format = backend.formats.first {
+            $0.pixelFormat == .yuyv && $0.dimensions.width == 160 && $0.dimensions.height == 120
+        }!
         _ = try backend.startStreaming(format: format, frameDuration: thirtyFPS, sink: RecordingSink())
         backend.stopStreaming()
     }

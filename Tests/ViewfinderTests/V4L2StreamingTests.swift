@@ -43,7 +43,9 @@ struct V4L2StreamingTests {
         #expect(backend.buffersOutstanding == 4)
         #expect(rig.camera.queuedBufferCount == 0)
         sink.releaseKept()
-        #expect(rig.camera.waitUntil(timeout: 10) { $0.queuedBufferCount == 4 }, "releasing a frame queues its buffer again")
+        #expect(
+            rig.camera.waitUntil(timeout: 10) { $0.queuedBufferCount == 4 }, "releasing a frame queues its buffer again"
+        )
         rig.clock.advance(by: thirtyFPS)
         #expect(sink.waitForFrames())
         #expect(sink.recorded.map(\.sequence) == [0, 1, 2, 3, 6])
@@ -78,7 +80,8 @@ struct V4L2StreamingTests {
     @Test(
         "damaged, empty and short buffers are skipped, re-queued and counted, never delivered",
         arguments: [
-            [SimulatedUVCCamera.FrameFault.errorFlag], [.emptyPayload], [.shortPayload], [.errorFlag, .emptyPayload, .shortPayload],
+            [SimulatedUVCCamera.FrameFault.errorFlag], [.emptyPayload], [.shortPayload],
+            [.errorFlag, .emptyPayload, .shortPayload],
         ])
     func corruptFrames(faults: [SimulatedUVCCamera.FrameFault]) throws {
         let rig = try SimulatedRig()
@@ -91,7 +94,8 @@ struct V4L2StreamingTests {
         #expect(sink.waitForFrames())
         #expect(sink.recorded.map(\.sequence) == [UInt64(faults.count)])
         #expect(try rig.device.corruptFramesSkipped == faults.count)
-        #expect(rig.camera.waitUntil(timeout: 10) { $0.queuedBufferCount == 4 }, "skipped buffers go back to the driver")
+        #expect(
+            rig.camera.waitUntil(timeout: 10) { $0.queuedBufferCount == 4 }, "skipped buffers go back to the driver")
     }
 
     @Test("stopping releases the descriptor and every mapping, even with frames still held")

@@ -36,7 +36,10 @@ struct SimulatedRig {
     }
 
     func format(_ pixelFormat: PixelFormat, _ width: Int, _ height: Int) throws -> CaptureDevice.Format {
-        try #require(try device.formats.first { $0.pixelFormat == pixelFormat && $0.dimensions == .init(width: width, height: height) })
+        try #require(
+            try device.formats.first {
+                $0.pixelFormat == pixelFormat && $0.dimensions == .init(width: width, height: height)
+            })
     }
 }
 
@@ -107,13 +110,16 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unch
         gate.signal()
     }
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         let image = sampleBuffer.imageBuffer
         delivered.withLock {
             $0.append(
                 Delivered(
                     sequence: sampleBuffer.sequenceNumber, presentationTime: sampleBuffer.presentationTimeStamp,
-                    patternNumber: image.flatMap(TestPattern.readSequenceNumber(from:)), pixelFormat: image?.pixelFormat,
+                    patternNumber: image.flatMap(TestPattern.readSequenceNumber(from:)),
+                    pixelFormat: image?.pixelFormat,
                     address: image.map { UInt(bitPattern: $0.baseAddress) }))
         }
         entered.signal()
@@ -121,7 +127,8 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unch
         frameArrived.signal()
     }
 
-    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    {
         let count = sampleBuffer.attachment(forKey: .droppedFrameCount) as? Int ?? 1
         if let reason = sampleBuffer.droppedFrameReason { drops.withLock { $0.append((reason, count)) } }
     }

@@ -174,7 +174,8 @@ extension CaptureDevice {
     /// Reads control `id`. Throws ``CaptureError/Code/unsupportedControl`` when the device has no
     /// such control, or the device's error when it cannot be read.
     public func value(of id: Control.ID) throws(CaptureError) -> Int {
-        guard let backend = backend as? any ControllableBackend, backend.cachedControls().contains(where: { $0.id == id })
+        guard let backend = backend as? any ControllableBackend,
+            backend.cachedControls().contains(where: { $0.id == id })
         else { throw unsupportedControl("control \(id)") }
         return try backend.value(of: id)
     }
@@ -191,18 +192,24 @@ extension CaptureDevice {
             throw CaptureError(.unsupportedControl, "'\(control.name)' on '\(localizedName)' is read-only")
         }
         guard control.accepts(value) else {
-            throw CaptureError(.invalidArgument, "\(value) is out of range for '\(control.name)' on '\(localizedName)': use \(control.rangeDescription)")
+            throw CaptureError(
+                .invalidArgument,
+                "\(value) is out of range for '\(control.name)' on '\(localizedName)': use \(control.rangeDescription)")
         }
         try backend.setValue(value, for: id)
     }
 
     func requireConfigurationLock(_ action: String) throws(CaptureError) {
         guard isLockedForConfiguration else {
-            throw CaptureError(.configurationNotLocked, "\(action) on '\(localizedName)' needs the configuration lock: call lockForConfiguration() first")
+            throw CaptureError(
+                .configurationNotLocked,
+                "\(action) on '\(localizedName)' needs the configuration lock: call lockForConfiguration() first")
         }
     }
 
     func unsupportedControl(_ what: String) -> CaptureError {
-        CaptureError(.unsupportedControl, "'\(localizedName)' has no \(what): check the matching is…Supported property or `controls` first")
+        CaptureError(
+            .unsupportedControl,
+            "'\(localizedName)' has no \(what): check the matching is…Supported property or `controls` first")
     }
 }

@@ -54,7 +54,8 @@ extension CaptureDevice {
         try requireConfigurationLock("locking focus")
         guard let control = control(.focusPosition) else { throw unsupportedControl("focus position control") }
         guard (0...1).contains(lensPosition) else {
-            throw CaptureError(.invalidArgument, "lens position \(lensPosition) is out of range: use 0 (nearest) … 1 (furthest)")
+            throw CaptureError(
+                .invalidArgument, "lens position \(lensPosition) is out of range: use 0 (nearest) … 1 (furthest)")
         }
         if self.control(.focusAutomatic) != nil { try setValue(0, for: .focusAutomatic) }
         try setValue(Self.value(at: 1 - Double(lensPosition), of: control), for: .focusPosition)
@@ -139,7 +140,10 @@ extension CaptureDevice {
         }
         let units = Int((duration.seconds * 10_000).rounded())
         guard duration.isValid, units >= control.minimum, units <= control.maximum else {
-            throw CaptureError(.invalidArgument, "exposure time \(duration.seconds)s is out of range for '\(localizedName)': use \(minExposureDuration.seconds)s … \(maxExposureDuration.seconds)s")
+            throw CaptureError(
+                .invalidArgument,
+                "exposure time \(duration.seconds)s is out of range for '\(localizedName)': use \(minExposureDuration.seconds)s … \(maxExposureDuration.seconds)s"
+            )
         }
         try setValue(Int(VF_V4L2_EXPOSURE_MANUAL), for: .exposureMode)
         try setValue(units, for: .exposureTime)
@@ -190,7 +194,9 @@ extension CaptureDevice {
             throw unsupportedControl("white-balance temperature control")
         }
         guard kelvin >= control.minimum, kelvin <= control.maximum else {
-            throw CaptureError(.invalidArgument, "\(kelvin) K is out of range for '\(localizedName)': use \(control.minimum) … \(control.maximum) K")
+            throw CaptureError(
+                .invalidArgument,
+                "\(kelvin) K is out of range for '\(localizedName)': use \(control.minimum) … \(control.maximum) K")
         }
         if self.control(.whiteBalanceAutomatic) != nil { try setValue(0, for: .whiteBalanceAutomatic) }
         let stepped = control.minimum + (kelvin - control.minimum) / max(1, control.step) * max(1, control.step)
@@ -221,7 +227,9 @@ extension CaptureDevice {
         try requireConfigurationLock("zooming")
         guard let control = control(.zoom) else { throw unsupportedControl("zoom control") }
         guard factor >= 1, factor <= maxAvailableVideoZoomFactor + 1e-9 else {
-            throw CaptureError(.invalidArgument, "zoom factor \(factor) is out of range for '\(localizedName)': use 1 … \(maxAvailableVideoZoomFactor)")
+            throw CaptureError(
+                .invalidArgument,
+                "zoom factor \(factor) is out of range for '\(localizedName)': use 1 … \(maxAvailableVideoZoomFactor)")
         }
         let unit = control.minimum > 0 ? Double(control.minimum) : 100
         let raw = control.minimum > 0 ? factor * unit : Double(control.minimum) + (factor - 1) * unit
@@ -293,7 +301,9 @@ extension CaptureDevice {
     /// Sets the anti-flicker frequency. Requires the configuration lock.
     public func setPowerLineFrequency(_ frequency: PowerLineFrequency) throws(CaptureError) {
         try requireConfigurationLock("changing the power-line frequency")
-        guard isPowerLineFrequencySupported(frequency) else { throw unsupportedControl("power-line frequency \(frequency)") }
+        guard isPowerLineFrequencySupported(frequency) else {
+            throw unsupportedControl("power-line frequency \(frequency)")
+        }
         try setValue(frequency.rawValue, for: .powerLineFrequency)
     }
 

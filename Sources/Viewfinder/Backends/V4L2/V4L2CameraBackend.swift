@@ -84,10 +84,12 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
     ) throws(CaptureError) -> MediaTime {
         guard isConnected else {
-            throw CaptureError(.deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
+            throw CaptureError(
+                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
         }
         guard formats.contains(format) else {
-            throw CaptureError(.unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+            throw CaptureError(
+                .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
         }
         let fd: Int32
         do {
@@ -147,7 +149,7 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         request.fmt.pix.field = VF_V4L2_FIELD_ANY
         do {
             try interface.ioctl(fd, VF_VIDIOC_S_FMT, &request)
-        } catch where error.code == EINVAL {
+        } catch  where error.code == EINVAL {
             throw CaptureError(
                 .unsupportedFormat,
                 "the driver of '\(localizedName)' (\(path)) refused \(format): choose another of its formats",
@@ -166,14 +168,16 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         }
         let layout =
             format.pixelFormat.isCompressed
-            ? PlaneLayout(pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height)
+            ? PlaneLayout(
+                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height)
             : PlaneLayout(
                 pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
                 bytesPerRow: Int(chosen.bytesperline))
         if !format.pixelFormat.isCompressed, chosen.sizeimage != 0, Int(chosen.sizeimage) < layout.totalBytes {
             throw CaptureError(
                 .driverError,
-                "the driver of '\(localizedName)' (\(path)) reports \(chosen.sizeimage)-byte frames for \(format), which needs \(layout.totalBytes): the driver is misbehaving; try another format")
+                "the driver of '\(localizedName)' (\(path)) reports \(chosen.sizeimage)-byte frames for \(format), which needs \(layout.totalBytes): the driver is misbehaving; try another format"
+            )
         }
         return layout
     }
@@ -266,9 +270,9 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         do {
             try interface.ioctl(context.fd, VF_VIDIOC_DQBUF, &buffer)
             return .frame(buffer)
-        } catch where error.code == EAGAIN {
+        } catch  where error.code == EAGAIN {
             return .empty
-        } catch where error.code == EIO {
+        } catch  where error.code == EIO {
             // uvcvideo reports EIO both for a failed transfer and for an unplugged camera.
             return .failed(diagnose(fd: context.fd, fallback: error))
         } catch {
@@ -281,7 +285,7 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         var capability = v4l2_capability()
         do {
             try interface.ioctl(fd, VF_VIDIOC_QUERYCAP, &capability)
-        } catch where error.code == ENODEV {
+        } catch  where error.code == ENODEV {
             return self.error(error, "capturing from")
         } catch {}
         return self.error(fallback, "capturing from")
@@ -295,7 +299,10 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
     ) -> CaptureError? {
         let index = Int(buffer.index)
         guard index >= 0, index < context.ring.count else {
-            return CaptureError(.driverError, "the driver of '\(localizedName)' returned buffer \(index) of \(context.ring.count): the driver is misbehaving")
+            return CaptureError(
+                .driverError,
+                "the driver of '\(localizedName)' returned buffer \(index) of \(context.ring.count): the driver is misbehaving"
+            )
         }
         let bytesUsed = Int(buffer.bytesused)
         let minimum = context.format.pixelFormat.isCompressed ? 1 : context.expectedBytes
@@ -338,7 +345,8 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         _ action: String, describe: ((V4L2Errno) -> CaptureError)? = nil, _ body: (Int32) throws(V4L2Errno) -> T
     ) throws(CaptureError) -> T {
         guard isConnected else {
-            throw CaptureError(.deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it to change its controls")
+            throw CaptureError(
+                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it to change its controls")
         }
         let fd: Int32
         do {

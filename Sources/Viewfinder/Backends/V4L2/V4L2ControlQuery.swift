@@ -17,7 +17,7 @@ enum V4L2ControlQuery {
         while true {
             do {
                 try interface.ioctl(fd, VF_VIDIOC_QUERYCTRL, &query)
-            } catch where error.code == EINVAL {
+            } catch  where error.code == EINVAL {
                 break
             }
             if let control = try describe(query, fd: fd, interface: interface) { controls.append(control) }
@@ -47,7 +47,7 @@ enum V4L2ControlQuery {
                 // Drivers leave gaps in menus: EINVAL marks an index that is not a choice.
                 do {
                     try interface.ioctl(fd, VF_VIDIOC_QUERYMENU, &item)
-                } catch where error.code == EINVAL {
+                } catch  where error.code == EINVAL {
                     continue
                 }
                 let name = query.type == VF_V4L2_CTRL_TYPE_INTEGER_MENU ? String(item.value) : v4l2String(item.name)

@@ -14,7 +14,9 @@ protocol V4L2DeviceDirectory: Sendable {
 extension V4L2DeviceDirectory {
     /// Sorts `video10` after `video9`.
     static func sortedNumerically(_ paths: [String]) -> [String] {
-        func number(_ path: String) -> Int { Int(path.reversed().prefix { $0.isNumber }.reversed().map(String.init).joined()) ?? 0 }
+        func number(_ path: String) -> Int {
+            Int(path.reversed().prefix { $0.isNumber }.reversed().map(String.init).joined()) ?? 0
+        }
         return paths.sorted { (number($0), $0) < (number($1), $1) }
     }
 }

@@ -54,7 +54,7 @@ struct V4L2DeviceInfo: Sendable, Hashable {
             description.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
             do {
                 try interface.ioctl(fd, VF_VIDIOC_ENUM_FMT, &description)
-            } catch where error.code == EINVAL {
+            } catch  where error.code == EINVAL {
                 break
             }
             index += 1
@@ -90,7 +90,7 @@ struct V4L2DeviceInfo: Sendable, Hashable {
             size.pixel_format = fourCC
             do {
                 try interface.ioctl(fd, VF_VIDIOC_ENUM_FRAMESIZES, &size)
-            } catch where error.code == EINVAL {
+            } catch  where error.code == EINVAL {
                 break
             }
             index += 1
@@ -132,7 +132,7 @@ struct V4L2DeviceInfo: Sendable, Hashable {
             interval.height = height
             do {
                 try interface.ioctl(fd, VF_VIDIOC_ENUM_FRAMEINTERVALS, &interval)
-            } catch where error.code == EINVAL || error.code == ENOTTY {
+            } catch  where error.code == EINVAL || error.code == ENOTTY {
                 break
             }
             index += 1

@@ -119,7 +119,8 @@ extension SimulatedUVCCamera {
         guard description.pointee.type == VF_V4L2_BUF_TYPE_VIDEO_CAPTURE else { throw V4L2Errno(EINVAL) }
         let format = try format(at: description.pointee.index)
         description.pointee.flags =
-            (format.isCompressed ? VF_V4L2_FMT_FLAG_COMPRESSED : 0) | (format.isEmulated ? VF_V4L2_FMT_FLAG_EMULATED : 0)
+            (format.isCompressed ? VF_V4L2_FMT_FLAG_COMPRESSED : 0)
+            | (format.isEmulated ? VF_V4L2_FMT_FLAG_EMULATED : 0)
         description.pointee.pixelformat = format.fourCC
         setV4L2String(&description.pointee.description, format.description)
     }
@@ -148,7 +149,9 @@ extension SimulatedUVCCamera {
         }
     }
 
-    private func intervals(fourCC: UInt32, width: UInt32, height: UInt32) throws(V4L2Errno) -> V4L2FormatListing.Intervals {
+    private func intervals(fourCC: UInt32, width: UInt32, height: UInt32) throws(V4L2Errno)
+        -> V4L2FormatListing.Intervals
+    {
         let format = try listingFormat(fourCC)
         guard let entry = format.sizes.first(where: { $0.size.contains(width: width, height: height) }) else {
             throw V4L2Errno(EINVAL)
@@ -167,7 +170,8 @@ extension SimulatedUVCCamera {
         case .discrete(let list):
             guard index < list.count else { throw V4L2Errno(EINVAL) }
             interval.pointee.type = VF_V4L2_FRMIVAL_TYPE_DISCRETE
-            interval.pointee.discrete = v4l2_fract(numerator: list[index].numerator, denominator: list[index].denominator)
+            interval.pointee.discrete = v4l2_fract(
+                numerator: list[index].numerator, denominator: list[index].denominator)
         case .stepwise(let minimum, let maximum, let step):
             guard index == 0 else { throw V4L2Errno(EINVAL) }
             interval.pointee.type = VF_V4L2_FRMIVAL_TYPE_STEPWISE
@@ -236,7 +240,8 @@ extension SimulatedUVCCamera {
     private func nearest(to seconds: Double, in intervals: V4L2FormatListing.Intervals) -> V4L2FormatListing.Fraction {
         switch intervals {
         case .discrete(let list):
-            return list.min { abs($0.seconds - seconds) < abs($1.seconds - seconds) } ?? .init(numerator: 1, denominator: 30)
+            return list.min { abs($0.seconds - seconds) < abs($1.seconds - seconds) }
+                ?? .init(numerator: 1, denominator: 30)
         case .stepwise(let minimum, let maximum, _):
             if seconds <= minimum.seconds { return minimum }
             if seconds >= maximum.seconds { return maximum }
@@ -307,7 +312,8 @@ extension SimulatedUVCCamera {
         buffer.pointee.field = VF_V4L2_FIELD_NONE
         buffer.pointee.sequence = entry.sequence
         let nanoseconds = entry.timestamp.nanoseconds
-        buffer.pointee.timestamp = timeval(tv_sec: Int(nanoseconds / 1_000_000_000), tv_usec: Int(nanoseconds % 1_000_000_000 / 1000))
+        buffer.pointee.timestamp = timeval(
+            tv_sec: Int(nanoseconds / 1_000_000_000), tv_usec: Int(nanoseconds % 1_000_000_000 / 1000))
         var flags = VF_V4L2_BUF_FLAG_MAPPED | VF_V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC
         switch entry.phase {
         case .queued: flags |= VF_V4L2_BUF_FLAG_QUEUED
@@ -323,7 +329,9 @@ extension SimulatedUVCCamera {
         fill(buffer, index: Int(buffer.pointee.index), state)
     }
 
-    private func queueBuffer(_ buffer: UnsafeMutablePointer<v4l2_buffer>, fd: Int32, _ state: inout State) throws(V4L2Errno) {
+    private func queueBuffer(_ buffer: UnsafeMutablePointer<v4l2_buffer>, fd: Int32, _ state: inout State)
+        throws(V4L2Errno)
+    {
         try checkOwner(fd, state)
         let index = Int(buffer.pointee.index)
         guard buffer.pointee.type == VF_V4L2_BUF_TYPE_VIDEO_CAPTURE, buffer.pointee.memory == VF_V4L2_MEMORY_MMAP,
@@ -413,7 +421,8 @@ extension SimulatedUVCCamera {
             return
         }
         let layout = PlaneLayout(
-            pixelFormat: format, width: Int(state.width), height: Int(state.height), bytesPerRow: Int(state.bytesPerLine))
+            pixelFormat: format, width: Int(state.width), height: Int(state.height),
+            bytesPerRow: Int(state.bytesPerLine))
         let pixels = PixelBuffer(memory: memory.address, layout: layout, owner: nil, slot: index)
         if let previous = state.buffers[index].renderedSequence {
             TestPattern.stamp(sequenceNumber: UInt64(sequence), previous: previous, into: pixels)

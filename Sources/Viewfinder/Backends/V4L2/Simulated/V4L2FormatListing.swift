@@ -23,7 +23,9 @@ struct V4L2FormatListing: Sendable, Hashable {
     /// A frame size entry.
     enum Size: Sendable, Hashable {
         case discrete(width: UInt32, height: UInt32)
-        case stepwise(minWidth: UInt32, minHeight: UInt32, maxWidth: UInt32, maxHeight: UInt32, stepWidth: UInt32, stepHeight: UInt32)
+        case stepwise(
+            minWidth: UInt32, minHeight: UInt32, maxWidth: UInt32, maxHeight: UInt32, stepWidth: UInt32,
+            stepHeight: UInt32)
 
         func contains(width: UInt32, height: UInt32) -> Bool {
             switch self {
@@ -67,7 +69,10 @@ struct V4L2FormatListing: Sendable, Hashable {
             var line = rawLine.trimmingWhitespace()
             if line.hasPrefix("#") { line = String(line.dropFirst()).trimmingWhitespace() }
             func fail(_ why: String) -> CaptureError {
-                CaptureError(.invalidArgument, "format listing line \(number + 1) ('\(rawLine)'): \(why); paste what `v4l2-ctl --list-formats-ext` prints")
+                CaptureError(
+                    .invalidArgument,
+                    "format listing line \(number + 1) ('\(rawLine)'): \(why); paste what `v4l2-ctl --list-formats-ext` prints"
+                )
             }
             if let value = line.value(after: "Card type") {
                 listing.card = value
@@ -130,7 +135,9 @@ struct V4L2FormatListing: Sendable, Hashable {
             }
         }
         guard !listing.formats.isEmpty else {
-            throw CaptureError(.invalidArgument, "the format listing names no formats: paste what `v4l2-ctl --list-formats-ext` prints")
+            throw CaptureError(
+                .invalidArgument, "the format listing names no formats: paste what `v4l2-ctl --list-formats-ext` prints"
+            )
         }
         return listing
     }
@@ -142,7 +149,8 @@ struct V4L2FormatListing: Sendable, Hashable {
 
     /// `Discrete 0.033s (30.000 fps)`: the rate in parentheses is exact where the seconds are rounded.
     private static func parseInterval(_ text: String) -> Fraction? {
-        if let open = text.firstIndex(of: "("), let fps = Double(text[text.index(after: open)...].prefix { $0 != " " }) {
+        if let open = text.firstIndex(of: "("), let fps = Double(text[text.index(after: open)...].prefix { $0 != " " })
+        {
             return fraction(framesPerSecond: fps)
         }
         let words = text.split(separator: " ")
