@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// Keeps one ``CaptureDevice`` per camera across discoveries, so the same camera is always the
@@ -8,16 +9,40 @@ import Synchronization
 final class DeviceRegistry: Sendable {
     static let shared = DeviceRegistry(providers: [V4L2DeviceProvider(), VirtualCameraProvider()])
 
+    /// The registry `CaptureDevice.devices(for:)` and friends consult: ``shared``, unless a test
+    /// binds another for the duration of a task (so simulated cameras stay out of other tests).
+    @TaskLocal static var current: DeviceRegistry = shared
+
     private let providers: Mutex<[any DeviceProvider]>
     private let known = Mutex<[String: CaptureDevice]>([:])
 
     init(providers: [any DeviceProvider]) {
         self.providers = Mutex(providers)
+        providers.forEach(startMonitoring)
     }
 
     /// Adds a provider (tests register simulated drivers this way).
     func register(_ provider: any DeviceProvider) {
         providers.withLock { $0.append(provider) }
+        startMonitoring(provider)
+    }
+
+    private func startMonitoring(_ provider: any DeviceProvider) {
+        guard let monitoring = provider as? any MonitoringDeviceProvider else { return }
+        monitoring.startMonitoring { [weak self] changes in self?.post(changes) }
+    }
+
+    /// Turns a provider's hot-plug report into device notifications.
+    private func post(_ changes: DeviceChanges) {
+        for backend in changes.disconnected {
+            let device = known.withLock { $0[backend.uniqueID] }
+            if let device, device.backend === backend {
+                NotificationCenter.default.post(name: CaptureDevice.wasDisconnectedNotification, object: device)
+            }
+        }
+        for backend in changes.connected {
+            NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device(for: backend))
+        }
     }
 
     /// Removes providers matching `predicate`.
@@ -57,12 +82,12 @@ extension CaptureDevice {
 
     /// Every device that produces `mediaType`: real cameras first, the virtual camera last.
     public static func devices(for mediaType: MediaType) -> [CaptureDevice] {
-        DeviceRegistry.shared.devices().filter { $0.hasMediaType(mediaType) }
+        DeviceRegistry.current.devices().filter { $0.hasMediaType(mediaType) }
     }
 
     /// The device with `uniqueID`, if that device is present.
     public static func device(withUniqueID uniqueID: String) -> CaptureDevice? {
-        DeviceRegistry.shared.devices().first { $0.uniqueID == uniqueID }
+        DeviceRegistry.current.devices().first { $0.uniqueID == uniqueID }
     }
 
     /// Finds devices by type, media type and position (the counterpart of
@@ -84,7 +109,7 @@ extension CaptureDevice {
 
         /// The matching devices present now, real cameras first.
         public var devices: [CaptureDevice] {
-            DeviceRegistry.shared.devices().filter { device in
+            DeviceRegistry.current.devices().filter { device in
                 deviceTypes.contains(device.deviceType)
                     && (mediaType.map { device.hasMediaType($0) } ?? true)
                     && (position == .unspecified || device.position == position)

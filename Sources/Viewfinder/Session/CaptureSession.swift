@@ -53,6 +53,8 @@ public final class CaptureSession: @unchecked Sendable {
     /// Where notifications are posted from.
     private let notificationQueue = DispatchQueue(label: "viewfinder.session.notifications")
     private let notificationCenter: NotificationCenter
+    /// While interrupted: the observer waiting for the lost device to come back.
+    private let reconnection = Mutex<ReconnectionObserver?>(nil)
 
     /// A session with no inputs and outputs and the ``Preset/high`` preset, posting to
     /// `NotificationCenter.default`.
@@ -265,6 +267,7 @@ public final class CaptureSession: @unchecked Sendable {
             $0.running = false
             $0.interrupted = false
         }
+        reconnection.withLock { $0 = nil }
         post(Self.didStopRunningNotification)
     }
 
@@ -353,6 +356,7 @@ public final class CaptureSession: @unchecked Sendable {
                 $0.interrupted = true
             }
             postNow(Self.wasInterruptedNotification, error: error)
+            watchForReconnection()
         } else {
             stopStreams()
             state.withLock {
@@ -361,6 +365,52 @@ public final class CaptureSession: @unchecked Sendable {
             }
             postNow(Self.didStopRunningNotification)
         }
+    }
+
+    // MARK: Interruptions
+
+    /// Waits for a lost device to return (``CaptureDevice/wasConnectedNotification`` for the same
+    /// unique ID), then resumes. Checks once at once, in case it is already back.
+    private func watchForReconnection() {
+        let observer = ReconnectionObserver { [weak self] device in
+            guard let self else { return }
+            self.schedule { self.resumeInterruptedStreams(reconnected: device) }
+        }
+        reconnection.withLock { $0 = observer }
+        resumeInterruptedStreams(reconnected: nil)
+    }
+
+    /// Restarts the streams of device inputs that have none, if their devices are connected again;
+    /// posts ``interruptionEndedNotification`` once every input streams.
+    private func resumeInterruptedStreams(reconnected: CaptureDevice?) {
+        transition.lock()
+        defer { transition.unlock() }
+        let (graph, active, interrupted) = state.withLock { ($0.graph, $0.streams, $0.running && $0.interrupted) }
+        guard interrupted else { return }
+        let idle = graph.inputs.compactMap { $0 as? CaptureDeviceInput }.filter { input in
+            !active.contains { $0.device === input.device }
+        }
+        var resumed: [DeviceStream] = []
+        for input in idle where input.device.isConnected || input.device.uniqueID == reconnected?.uniqueID {
+            let connections = graph.connections.filter { connection in
+                connection.inputPorts.contains { $0.input === input } && connection.output != nil
+            }
+            do {
+                resumed.append(try startStream(device: input.device, connections: connections, preset: graph.preset))
+            } catch {
+                postNow(Self.runtimeErrorNotification, error: error)
+            }
+        }
+        guard resumed.count == idle.count else {
+            state.withLock { $0.streams.append(contentsOf: resumed) }
+            return
+        }
+        state.withLock {
+            $0.streams.append(contentsOf: resumed)
+            $0.interrupted = false
+        }
+        reconnection.withLock { $0 = nil }
+        postNow(Self.interruptionEndedNotification)
     }
 
     private func fail(_ error: CaptureError) {
@@ -376,6 +426,23 @@ public final class CaptureSession: @unchecked Sendable {
 
     fileprivate func schedule(_ work: @escaping @Sendable () -> Void) {
         notificationQueue.async(execute: work)
+    }
+}
+
+/// Observes ``CaptureDevice/wasConnectedNotification`` until released.
+private final class ReconnectionObserver: @unchecked Sendable {  // unchecked: the token is only passed back to NotificationCenter.
+    private let token: NSObjectProtocol
+
+    init(_ handler: @escaping @Sendable (CaptureDevice) -> Void) {
+        token = NotificationCenter.default.addObserver(
+            forName: CaptureDevice.wasConnectedNotification, object: nil, queue: nil
+        ) { notification in
+            if let device = notification.object as? CaptureDevice { handler(device) }
+        }
+    }
+
+    deinit {
+        NotificationCenter.default.removeObserver(token)
     }
 }
 

@@ -17,6 +17,8 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         case unsupportedPixelFormat
         /// The device's configuration was changed without `lockForConfiguration()`.
         case configurationNotLocked
+        /// The device has no such control (focus, exposure, torch, …), or not that mode of it.
+        case unsupportedControl
         /// The session refused an input (already added, unknown device, wrong media type).
         case cannotAddInput
         /// The session refused an output (already added, belongs to another session).

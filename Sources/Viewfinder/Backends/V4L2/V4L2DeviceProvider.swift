@@ -1,6 +1,133 @@
-/// Finds V4L2 capture devices (`/dev/video*`). The full backend arrives with the V4L2 issue;
-/// until then this provider scans nothing.
-struct V4L2DeviceProvider: DeviceProvider {
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// Finds V4L2 cameras: scans a device directory (`/dev`) for `videoN` nodes and keeps those whose
+/// `VIDIOC_QUERYCAP` device capabilities include video capture and streaming (a UVC camera's
+/// metadata node is left out). Watches the directory (inotify) and reports cameras that come and
+/// go, so `CaptureDevice.devices(for:)` stays current and the registry can post
+/// ``CaptureDevice/wasConnectedNotification`` / ``CaptureDevice/wasDisconnectedNotification``.
+///
+/// A camera keeps its backend (and so its ``CaptureDevice``) for as long as the process runs: when
+/// a camera with the same unique ID returns, possibly at another node, the same device reports
+/// itself connected again.
+///
+/// Unique IDs are `v4l2:` plus the bus info (`usb-0000:00:14.0-1`), stable across reboots for a
+/// camera in the same port; drivers without bus info fall back to card name and node.
+///
+/// Thread safety: all members may be used from any thread; scans are serialised.
+final class V4L2DeviceProvider: MonitoringDeviceProvider {
+    let directory: any V4L2DeviceDirectory
+    let interface: any V4L2Interface
+    /// Buffers each camera asks the driver for when streaming.
+    let bufferCount: Int
     var sortOrder: Int { 0 }
-    func discoverBackends() -> [any DeviceBackend] { [] }
+
+    private struct State {
+        /// Every camera seen, present or not, by unique ID.
+        var known: [String: V4L2CameraBackend] = [:]
+        /// The cameras present at the last scan, in node order.
+        var present: [V4L2CameraBackend] = []
+        var hasScanned = false
+        var isWatching = false
+        var needsScan = true
+        var handler: (@Sendable (DeviceChanges) -> Void)?
+        var problems: [CaptureError] = []
+    }
+    private let state = Mutex(State())
+    private let scanning = NSLock()
+
+    /// A provider scanning `directory` through `interface` (default: `/dev` through libv4l2).
+    init(
+        directory: any V4L2DeviceDirectory = V4L2DevDirectory(), interface: any V4L2Interface = LibV4L2Interface(),
+        bufferCount: Int = 4
+    ) {
+        self.directory = directory
+        self.interface = interface
+        self.bufferCount = bufferCount
+    }
+
+    func discoverBackends() -> [any DeviceBackend] {
+        let mustScan = state.withLock { !$0.isWatching || $0.needsScan }
+        if mustScan { rescan() }
+        return state.withLock { $0.present }
+    }
+
+    func startMonitoring(_ handler: @escaping @Sendable (DeviceChanges) -> Void) {
+        state.withLock { $0.handler = handler }
+        let watching = directory.watch { [weak self] in self?.directoryDidChange() }
+        state.withLock { $0.isWatching = watching }
+    }
+
+    /// Problems met by the last scan on nodes that could not be examined (e.g. permission
+    /// denied: the user is not in the `video` group).
+    var scanProblems: [CaptureError] { state.withLock { $0.problems } }
+
+    private func directoryDidChange() {
+        state.withLock { $0.needsScan = true }
+        rescan()
+    }
+
+    /// Looks at every node again, updates which cameras are present, and reports the changes.
+    private func rescan() {
+        scanning.lock()
+        state.withLock { $0.needsScan = false }
+        var found: [V4L2DeviceInfo] = []
+        var problems: [CaptureError] = []
+        for path in directory.videoNodes() {
+            do {
+                if let info = try V4L2DeviceInfo.probe(path: path, interface: interface) { found.append(info) }
+            } catch where [ENOENT, ENODEV, ENXIO].contains(error.code) {
+                continue  // gone between listing and opening
+            } catch {
+                problems.append(CaptureError.v4l2(error, "examining", name: path, path: path))
+            }
+        }
+        let (changes, handler) = state.withLock { state in
+            var present: [V4L2CameraBackend] = []
+            var ids = Set<String>()
+            for info in found {
+                var id = Self.uniqueID(for: info)
+                var suffix = 2
+                while ids.contains(id) {
+                    id = Self.uniqueID(for: info) + "#\(suffix)"
+                    suffix += 1
+                }
+                ids.insert(id)
+                let backend: V4L2CameraBackend
+                if let existing = state.known[id], existing.formats == info.formats, existing.localizedName == info.card {
+                    backend = existing
+                } else {
+                    backend = V4L2CameraBackend(info: info, uniqueID: id, interface: interface, bufferCount: bufferCount)
+                    state.known[id] = backend
+                }
+                present.append(backend)
+            }
+            var changes = DeviceChanges()
+            let previous = state.present
+            for backend in previous where !present.contains(where: { $0 === backend }) {
+                backend.update(path: nil, connected: false)
+                changes.disconnected.append(backend)
+            }
+            for (backend, info) in zip(present, found) {
+                let wasPresent = previous.contains { $0 === backend } && backend.isConnected
+                backend.update(path: info.path, connected: true)
+                if !wasPresent { changes.connected.append(backend) }
+            }
+            let isFirst = !state.hasScanned
+            state.hasScanned = true
+            state.present = present
+            state.problems = problems
+            return (isFirst ? DeviceChanges() : changes, state.handler)
+        }
+        scanning.unlock()
+        if !changes.isEmpty { handler?(changes) }
+    }
+
+    static func uniqueID(for info: V4L2DeviceInfo) -> String {
+        info.busInfo.isEmpty ? "v4l2:\(info.card):\(info.path)" : "v4l2:\(info.busInfo)"
+    }
 }

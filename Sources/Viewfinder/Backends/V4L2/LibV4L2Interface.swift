@@ -1,0 +1,50 @@
+import CV4L2
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The production ``V4L2Interface``: libv4l2 for open, close, ioctl, mmap and munmap (so cameras
+/// that only send MJPEG also offer raw formats, converted by libv4l2), `poll(2)` for readiness.
+/// `EINTR` is retried everywhere.
+///
+/// Thread safety: stateless; libv4l2 and the kernel serialise what they must.
+struct LibV4L2Interface: V4L2Interface {
+    func open(_ path: String, flags: Int32) throws(V4L2Errno) -> Int32 {
+        while true {
+            let fd = vf_v4l2_open(path, flags | O_CLOEXEC)
+            if fd >= 0 { return fd }
+            if errno != EINTR { throw V4L2Errno(errno) }
+        }
+    }
+
+    func close(_ fd: Int32) {
+        _ = vf_v4l2_close(fd)
+    }
+
+    func ioctl(_ fd: Int32, _ request: UInt, _ argument: UnsafeMutableRawPointer) throws(V4L2Errno) {
+        while vf_v4l2_ioctl(fd, request, argument) == -1 {
+            if errno != EINTR { throw V4L2Errno(errno) }
+        }
+    }
+
+    func mmap(fd: Int32, length: Int, offset: Int64) throws(V4L2Errno) -> UnsafeMutableRawPointer {
+        guard let address = vf_v4l2_mmap(nil, length, PROT_READ | PROT_WRITE, MAP_SHARED, fd, offset),
+            address != MAP_FAILED
+        else { throw V4L2Errno(errno) }
+        return address
+    }
+
+    func munmap(_ address: UnsafeMutableRawPointer, length: Int) {
+        _ = vf_v4l2_munmap(address, length)
+    }
+
+    func poll(_ fd: Int32, events: Int16, timeoutMilliseconds: Int32) throws(V4L2Errno) -> Int16 {
+        var descriptor = pollfd(fd: fd, events: events, revents: 0)
+        while true {
+            let result = Glibc.poll(&descriptor, 1, timeoutMilliseconds)
+            if result >= 0 { return result == 0 ? 0 : descriptor.revents }
+            if errno != EINTR { throw V4L2Errno(errno) }
+        }
+    }
+}

@@ -1,0 +1,400 @@
+import CV4L2
+import Dispatch
+import Foundation
+import Synchronization
+
+/// One V4L2 capture node behind a ``CaptureDevice``: opens the node when a stream starts, sets
+/// format (`VIDIOC_S_FMT`) and frame interval (`VIDIOC_S_PARM`), streams through an mmap ring
+/// (``V4L2BufferRing``) on its own capture thread, and closes the node when the stream stops,
+/// so other programs can use the camera in between.
+///
+/// Everything goes through a ``V4L2Interface``: libv4l2 in production, a simulated camera in tests.
+///
+/// Frames: each dequeued buffer becomes a zero-copy ``PixelBuffer`` whose release queues it
+/// again; kernel monotonic timestamps become presentation times in nanoseconds; the driver's
+/// sequence numbers pass through (gaps are frames the driver lost). Buffers flagged
+/// `V4L2_BUF_FLAG_ERROR`, empty or shorter than a frame are queued again, never delivered, and
+/// counted in ``corruptFramesSkipped``.
+///
+/// Thread safety: all members may be used from any thread; `startStreaming` and `stopStreaming`
+/// are serialised by the owning ``CaptureDevice``.
+final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
+    /// How long the capture thread waits in `poll` before checking for a stop request.
+    static let pollTimeoutMilliseconds: Int32 = 20
+
+    let interface: any V4L2Interface
+    let uniqueID: String
+    let localizedName: String
+    let modelID: String
+    var manufacturer: String { "" }
+    let deviceType: CaptureDevice.DeviceType
+    let formats: [CaptureDevice.Format]
+    /// Buffers requested from the driver per stream.
+    let bufferCount: Int
+
+    private struct Running {
+        var done: DispatchSemaphore
+        var ring: V4L2BufferRing
+    }
+
+    private let node: Mutex<String>
+    private let connected = Atomic<Bool>(true)
+    private let running = Mutex<Running?>(nil)
+    private let cancelled = Atomic<Bool>(false)
+    private let controlCache = Mutex<[CaptureDevice.Control]?>(nil)
+    private let corruptFrames = Atomic<Int>(0)
+    private let lastRing = Mutex<V4L2BufferRing?>(nil)
+
+    init(info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4) {
+        self.interface = interface
+        self.uniqueID = uniqueID
+        self.localizedName = info.card.isEmpty ? info.path : info.card
+        self.modelID = info.driver
+        self.deviceType = info.busInfo.hasPrefix("usb-") ? .external : .builtInWideAngleCamera
+        self.formats = info.formats
+        self.bufferCount = max(2, bufferCount)
+        self.node = Mutex(info.path)
+    }
+
+    /// The device node the camera is at now (it may change when the camera is plugged in again).
+    var path: String { node.withLock { $0 } }
+
+    var isConnected: Bool { connected.load(ordering: .acquiring) }
+
+    /// Called by the provider when the camera appears (possibly at a new node) or disappears.
+    func update(path: String?, connected isPresent: Bool) {
+        if let path { node.withLock { $0 = path } }
+        if isPresent && !connected.load(ordering: .acquiring) { controlCache.withLock { $0 = nil } }
+        connected.store(isPresent, ordering: .releasing)
+    }
+
+    /// Frames dequeued with an error flag, no data or too little data: queued again, never delivered.
+    var corruptFramesSkipped: Int { corruptFrames.load(ordering: .relaxed) }
+
+    /// Buffers of the current or last stream still held by users.
+    var buffersOutstanding: Int { lastRing.withLock { $0?.lentCount ?? 0 } }
+
+    private func error(_ failure: V4L2Errno, _ action: String) -> CaptureError {
+        CaptureError.v4l2(failure, action, name: localizedName, path: path)
+    }
+
+    // MARK: Streaming
+
+    func startStreaming(
+        format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
+    ) throws(CaptureError) -> MediaTime {
+        guard isConnected else {
+            throw CaptureError(
+                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
+        }
+        guard formats.contains(format) else {
+            throw CaptureError(
+                .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+        }
+        let fd: Int32
+        do {
+            fd = try interface.open(path, flags: O_RDWR | O_NONBLOCK)
+        } catch {
+            throw self.error(error, "opening")
+        }
+        let ring: V4L2BufferRing
+        let actualDuration: MediaTime
+        do throws(CaptureError) {
+            let layout = try setFormat(format, fd: fd)
+            actualDuration = setFrameDuration(frameDuration, fd: fd) ?? frameDuration
+            do {
+                ring = try V4L2BufferRing.start(
+                    interface: interface, fd: fd, count: bufferCount, layout: layout, isEmulated: format.isEmulated)
+            } catch {
+                throw self.error(error, "starting the stream of")
+            }
+        } catch {
+            interface.close(fd)
+            if error.code == .deviceDisconnected { connected.store(false, ordering: .releasing) }
+            throw error
+        }
+        let done = DispatchSemaphore(value: 0)
+        cancelled.store(false, ordering: .sequentiallyConsistent)
+        running.withLock { $0 = Running(done: done, ring: ring) }
+        lastRing.withLock { $0 = ring }
+        let context = CaptureContext(
+            ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes)
+        let thread = Thread { [self] in
+            capture(context, sink: sink)
+            done.signal()
+        }
+        thread.name = "viewfinder.v4l2.\(URL(fileURLWithPath: path).lastPathComponent)"
+        thread.qualityOfService = .userInteractive
+        thread.start()
+        return actualDuration
+    }
+
+    func stopStreaming() {
+        let current = running.withLock { running in
+            defer { running = nil }
+            return running
+        }
+        guard let current else { return }
+        cancelled.store(true, ordering: .sequentiallyConsistent)
+        current.done.wait()
+    }
+
+    /// `VIDIOC_S_FMT`, then checks what the driver chose. Returns the buffer layout.
+    private func setFormat(_ format: CaptureDevice.Format, fd: Int32) throws(CaptureError) -> PlaneLayout {
+        var request = v4l2_format()
+        request.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
+        request.fmt.pix.width = UInt32(format.dimensions.width)
+        request.fmt.pix.height = UInt32(format.dimensions.height)
+        request.fmt.pix.pixelformat = format.backendPixelFormat
+        request.fmt.pix.field = VF_V4L2_FIELD_ANY
+        do {
+            try interface.ioctl(fd, VF_VIDIOC_S_FMT, &request)
+        } catch  where error.code == EINVAL {
+            throw CaptureError(
+                .unsupportedFormat,
+                "the driver of '\(localizedName)' (\(path)) refused \(format): choose another of its formats",
+                errno: error.code)
+        } catch {
+            throw self.error(error, "setting \(format) on")
+        }
+        let chosen = request.fmt.pix
+        guard chosen.pixelformat == format.backendPixelFormat, Int(chosen.width) == format.dimensions.width,
+            Int(chosen.height) == format.dimensions.height
+        else {
+            throw CaptureError(
+                .unsupportedFormat,
+                "the driver of '\(localizedName)' (\(path)) adjusted \(format) to \(chosen.width)x\(chosen.height) '\(V4L2FourCC.string(chosen.pixelformat))': choose another of its formats",
+                errno: EINVAL)
+        }
+        let layout =
+            format.pixelFormat.isCompressed
+            ? PlaneLayout(
+                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height)
+            : PlaneLayout(
+                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+                bytesPerRow: Int(chosen.bytesperline))
+        if !format.pixelFormat.isCompressed, chosen.sizeimage != 0, Int(chosen.sizeimage) < layout.totalBytes {
+            throw CaptureError(
+                .driverError,
+                "the driver of '\(localizedName)' (\(path)) reports \(chosen.sizeimage)-byte frames for \(format), which needs \(layout.totalBytes): the driver is misbehaving; try another format"
+            )
+        }
+        return layout
+    }
+
+    /// `VIDIOC_S_PARM` with the frame interval, returning the interval the driver chose, or `nil`
+    /// when the driver has no frame-interval setting (it then runs at its own rate).
+    private func setFrameDuration(_ duration: MediaTime, fd: Int32) -> MediaTime? {
+        guard duration.isValid, duration > .zero else { return nil }
+        var parameters = v4l2_streamparm()
+        parameters.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
+        guard (try? interface.ioctl(fd, VF_VIDIOC_G_PARM, &parameters)) != nil,
+            parameters.parm.capture.capability & VF_V4L2_CAP_TIMEPERFRAME != 0
+        else { return nil }
+        let fraction = V4L2FourCC.fraction(duration)
+        parameters.parm.capture.timeperframe.numerator = fraction.numerator
+        parameters.parm.capture.timeperframe.denominator = fraction.denominator
+        guard (try? interface.ioctl(fd, VF_VIDIOC_S_PARM, &parameters)) != nil else { return nil }
+        let chosen = V4L2FourCC.time(
+            numerator: parameters.parm.capture.timeperframe.numerator,
+            denominator: parameters.parm.capture.timeperframe.denominator)
+        return chosen.isValid && chosen > .zero ? chosen : nil
+    }
+
+    // MARK: Capture thread
+
+    private struct CaptureContext {
+        var ring: V4L2BufferRing
+        var fd: Int32
+        var format: CaptureDevice.Format
+        var duration: MediaTime
+        var expectedBytes: Int
+    }
+
+    /// Extends the driver's 32-bit sequence numbers to 64 bits across wrap-around.
+    private struct SequenceExtender {
+        var high: UInt64 = 0
+        var last: UInt32?
+        mutating func extend(_ sequence: UInt32) -> UInt64 {
+            if let last, sequence < last, last - sequence > UInt32.max / 2 { high += 1 << 32 }
+            last = sequence
+            return high | UInt64(sequence)
+        }
+    }
+
+    private enum Step {
+        case frame(v4l2_buffer)
+        case empty
+        case failed(CaptureError)
+    }
+
+    private func capture(_ context: CaptureContext, sink: DeviceStreamSink) {
+        defer { context.ring.shutDown() }
+        let host = HostClock()
+        var sequence = SequenceExtender()
+        let isCancelled = { self.cancelled.load(ordering: .relaxed) }
+        while !isCancelled() {
+            let events: Int16
+            do {
+                events = try interface.poll(
+                    context.fd, events: Int16(POLLIN | POLLPRI), timeoutMilliseconds: Self.pollTimeoutMilliseconds)
+            } catch {
+                return fail(self.error(error, "waiting for frames from"), sink: sink, cancelled: isCancelled)
+            }
+            if events == 0 { continue }
+            var dequeued = 0
+            while !isCancelled() {
+                switch dequeue(context) {
+                case .empty:
+                    break
+                case .failed(let error):
+                    return fail(error, sink: sink, cancelled: isCancelled)
+                case .frame(let buffer):
+                    dequeued += 1
+                    if let error = deliver(buffer, context: context, sequence: &sequence, host: host, sink: sink) {
+                        return fail(error, sink: sink, cancelled: isCancelled)
+                    }
+                    continue
+                }
+                break
+            }
+            if dequeued == 0, events & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
+                // Readable with an error but nothing to dequeue: find out whether the camera is gone.
+                return fail(diagnose(fd: context.fd, fallback: V4L2Errno(EIO)), sink: sink, cancelled: isCancelled)
+            }
+        }
+    }
+
+    private func dequeue(_ context: CaptureContext) -> Step {
+        var buffer = V4L2BufferRing.makeBuffer(index: 0)
+        do {
+            try interface.ioctl(context.fd, VF_VIDIOC_DQBUF, &buffer)
+            return .frame(buffer)
+        } catch  where error.code == EAGAIN {
+            return .empty
+        } catch  where error.code == EIO {
+            // uvcvideo reports EIO both for a failed transfer and for an unplugged camera.
+            return .failed(diagnose(fd: context.fd, fallback: error))
+        } catch {
+            return .failed(self.error(error, "dequeuing a frame from"))
+        }
+    }
+
+    /// After an error on a stream: `ENODEV` if the camera is gone, otherwise the error for `fallback`.
+    private func diagnose(fd: Int32, fallback: V4L2Errno) -> CaptureError {
+        var capability = v4l2_capability()
+        do {
+            try interface.ioctl(fd, VF_VIDIOC_QUERYCAP, &capability)
+        } catch  where error.code == ENODEV {
+            return self.error(error, "capturing from")
+        } catch {}
+        return self.error(fallback, "capturing from")
+    }
+
+    /// Hands a dequeued buffer on, or queues it again if it is corrupt. Returns an error when
+    /// re-queueing fails.
+    private func deliver(
+        _ buffer: v4l2_buffer, context: CaptureContext, sequence: inout SequenceExtender, host: HostClock,
+        sink: DeviceStreamSink
+    ) -> CaptureError? {
+        let index = Int(buffer.index)
+        guard index >= 0, index < context.ring.count else {
+            return CaptureError(
+                .driverError,
+                "the driver of '\(localizedName)' returned buffer \(index) of \(context.ring.count): the driver is misbehaving"
+            )
+        }
+        let bytesUsed = Int(buffer.bytesused)
+        let minimum = context.format.pixelFormat.isCompressed ? 1 : context.expectedBytes
+        if buffer.flags & VF_V4L2_BUF_FLAG_ERROR != 0 || bytesUsed < minimum {
+            corruptFrames.add(1, ordering: .relaxed)
+            do {
+                try context.ring.requeue(index: index)
+            } catch {
+                return self.error(error, "re-queueing a buffer of")
+            }
+            return nil
+        }
+        let arrival = host.now()
+        let presentationTime: MediaTime
+        if buffer.flags & VF_V4L2_BUF_FLAG_TIMESTAMP_MASK == VF_V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC {
+            let nanoseconds = Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000
+            presentationTime = MediaTime(value: nanoseconds, timescale: 1_000_000_000)
+        } else {
+            presentationTime = arrival
+        }
+        let pixels = context.ring.lend(index: index, bytesUsed: bytesUsed)
+        sink.deviceDidCapture(
+            CapturedFrame(
+                buffer: pixels, presentationTime: presentationTime, duration: context.duration,
+                sequenceNumber: sequence.extend(buffer.sequence), hostArrivalTime: arrival))
+        return nil
+    }
+
+    private func fail(_ error: CaptureError, sink: DeviceStreamSink, cancelled: () -> Bool) {
+        if error.code == .deviceDisconnected { connected.store(false, ordering: .releasing) }
+        // A stop request races with the failure it may have caused: only report real failures.
+        guard !cancelled() else { return }
+        sink.deviceDidFail(error)
+    }
+
+    // MARK: Controls
+
+    /// Runs `body` on a descriptor of its own (controls work from any open descriptor, streaming or not).
+    private func withDescriptor<T>(
+        _ action: String, describe: ((V4L2Errno) -> CaptureError)? = nil, _ body: (Int32) throws(V4L2Errno) -> T
+    ) throws(CaptureError) -> T {
+        guard isConnected else {
+            throw CaptureError(
+                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it to change its controls")
+        }
+        let fd: Int32
+        do {
+            fd = try interface.open(path, flags: O_RDWR | O_NONBLOCK)
+        } catch {
+            throw self.error(error, "opening (to \(action))")
+        }
+        defer { interface.close(fd) }
+        do {
+            return try body(fd)
+        } catch {
+            throw describe?(error) ?? self.error(error, action)
+        }
+    }
+
+    func controls() throws(CaptureError) -> [CaptureDevice.Control] {
+        let interface = self.interface
+        let list = try withDescriptor("listing the controls of") { (fd) throws(V4L2Errno) in
+            try V4L2ControlQuery.enumerate(fd: fd, interface: interface)
+        }
+        controlCache.withLock { $0 = list }
+        return list
+    }
+
+    func cachedControls() -> [CaptureDevice.Control] {
+        if let cached = controlCache.withLock({ $0 }) { return cached }
+        return (try? controls()) ?? []
+    }
+
+    func value(of id: CaptureDevice.Control.ID) throws(CaptureError) -> Int {
+        let interface = self.interface
+        return try withDescriptor("reading control \(id) of") { (fd) throws(V4L2Errno) in
+            try V4L2ControlQuery.value(of: id.rawValue, fd: fd, interface: interface)
+        }
+    }
+
+    func setValue(_ value: Int, for id: CaptureDevice.Control.ID) throws(CaptureError) {
+        let interface = self.interface
+        let describe = { (failure: V4L2Errno) -> CaptureError in
+            guard failure.code == EACCES else { return self.error(failure, "setting control \(id) of") }
+            // S_CTRL answers EACCES for a control that its automatic mode currently drives.
+            return CaptureError(
+                .unsupportedControl,
+                "control \(id) of '\(self.localizedName)' cannot be changed now: it is read-only or driven by an automatic mode; turn that mode off first",
+                errno: EACCES)
+        }
+        try withDescriptor("setting control \(id) of", describe: describe) { (fd) throws(V4L2Errno) in
+            try V4L2ControlQuery.setValue(value, of: id.rawValue, fd: fd, interface: interface)
+        }
+    }
+}

@@ -1,0 +1,87 @@
+import CV4L2
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The real device directory: lists `videoN` nodes in `/dev` (or another directory) and watches it
+/// with inotify, so cameras plugged in or out are noticed without polling. udev creates a node and
+/// then sets its permissions, so attribute changes trigger a rescan too.
+///
+/// Thread safety: all members may be used from any thread.
+final class V4L2DevDirectory: V4L2DeviceDirectory {
+    /// The directory scanned, `/dev` by default.
+    let path: String
+    /// Holds the inotify read source.
+    private final class SourceBox: @unchecked Sendable {  // unchecked: a dispatch source is thread-safe to cancel.
+        let source: any DispatchSourceRead
+        init(_ source: any DispatchSourceRead) { self.source = source }
+    }
+    private let source = Mutex<SourceBox?>(nil)
+    private let queue = DispatchQueue(label: "viewfinder.v4l2.hotplug")
+
+    init(path: String = "/dev") {
+        self.path = path
+    }
+
+    deinit {
+        source.withLock { $0?.source.cancel() }
+    }
+
+    func videoNodes() -> [String] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        let nodes = names.filter { name in
+            name.hasPrefix("video") && name.count > 5 && name.dropFirst(5).allSatisfy(\.isNumber)
+        }
+        return Self.sortedNumerically(nodes.map { "\(path)/\($0)" })
+    }
+
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> Bool {
+        let fd = vf_inotify_init()
+        guard fd >= 0 else { return false }
+        guard vf_inotify_add_watch(fd, path) >= 0 else {
+            Glibc.close(fd)
+            return false
+        }
+        let readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
+        readSource.setEventHandler {
+            // Drain the events; any of them may concern a video node, so rescan once.
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            var sawVideo = false
+            while true {
+                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
+                guard count > 0 else { break }
+                sawVideo = sawVideo || Self.mentionsVideoNode(buffer[..<count])
+            }
+            if sawVideo { onChange() }
+        }
+        readSource.setCancelHandler { Glibc.close(fd) }
+        let box = SourceBox(readSource)
+        let previous = source.withLock { stored in
+            defer { stored = box }
+            return stored
+        }
+        previous?.source.cancel()
+        readSource.resume()
+        return true
+    }
+
+    /// Whether a batch of `struct inotify_event`s names a `video*` entry (or overflowed).
+    private static func mentionsVideoNode(_ bytes: ArraySlice<UInt8>) -> Bool {
+        var offset = bytes.startIndex
+        // struct inotify_event { int wd; uint32_t mask; uint32_t cookie; uint32_t len; char name[]; }
+        while offset + 16 <= bytes.endIndex {
+            func word(_ at: Int) -> UInt32 {
+                (0..<4).reduce(0) { $0 | UInt32(bytes[at + $1]) << (8 * UInt32($1)) }
+            }
+            let mask = word(offset + 4)
+            let length = Int(word(offset + 12))
+            if mask & VF_IN_Q_OVERFLOW != 0 { return true }
+            let nameStart = offset + 16
+            let nameEnd = min(bytes.endIndex, nameStart + length)
+            let name = bytes[nameStart..<nameEnd].prefix { $0 != 0 }
+            if name.starts(with: Array("video".utf8)) { return true }
+            offset = nameStart + length
+        }
+        return false
+    }
+}

@@ -1,0 +1,22 @@
+/// Where V4L2 device nodes live and how to hear that they came or went: `/dev` watched with
+/// inotify in production (``V4L2DevDirectory``), a ``SimulatedV4L2Bus`` in tests.
+///
+/// Thread safety: implementations must accept calls from any thread.
+protocol V4L2DeviceDirectory: Sendable {
+    /// The paths of the video device nodes present now (`/dev/video0`, …), in a stable order.
+    func videoNodes() -> [String]
+    /// Starts calling `onChange` (on any thread, possibly the caller's) whenever a video node may
+    /// have appeared, disappeared or changed permissions. Returns `false` when the directory
+    /// cannot be watched; the provider then rescans on every query instead.
+    func watch(_ onChange: @escaping @Sendable () -> Void) -> Bool
+}
+
+extension V4L2DeviceDirectory {
+    /// Sorts `video10` after `video9`.
+    static func sortedNumerically(_ paths: [String]) -> [String] {
+        func number(_ path: String) -> Int {
+            Int(path.reversed().prefix { $0.isNumber }.reversed().map(String.init).joined()) ?? 0
+        }
+        return paths.sorted { (number($0), $0) < (number($1), $1) }
+    }
+}

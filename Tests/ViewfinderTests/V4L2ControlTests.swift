@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+
+@testable import Viewfinder
+
+@Suite("V4L2 controls")
+struct V4L2ControlTests {
+    @Test("the generic list has the UVC controls with their ranges and menus")
+    func list() throws {
+        let rig = try SimulatedRig()
+        let device = try rig.device
+        let controls = device.controls
+        let brightness = try #require(controls.first { $0.id == .brightness })
+        #expect(brightness.kind == .integer)
+        #expect((brightness.minimum, brightness.maximum, brightness.defaultValue) == (0, 255, 128))
+        let exposure = try #require(controls.first { $0.id == .exposureMode })
+        #expect(exposure.menuItems.map(\.value) == [1, 3], "menu gaps are skipped")
+        #expect(controls.first { $0.id == .exposureTime }?.isInactive == true, "inactive while exposure is automatic")
+        #expect(try device.value(of: .contrast) == 128)
+        #expect(controls.contains { $0.id == .ledMode } == false)
+    }
+
+    @Test("setting needs the configuration lock, and values are range-checked")
+    func lockingAndRanges() throws {
+        let rig = try SimulatedRig()
+        let device = try rig.device
+        #expect(throws: CaptureError.self) { try device.setValue(10, for: .brightness) }
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        try device.setValue(10, for: .brightness)
+        #expect(try device.value(of: .brightness) == 10)
+        let error = try #require(throws: CaptureError.self) { try device.setValue(300, for: .brightness) }
+        #expect(error.code == .invalidArgument)
+        #expect(error.message.contains("0…255"))
+        let driven = try #require(throws: CaptureError.self) { try device.setValue(100, for: .exposureTime) }
+        #expect(driven.code == .unsupportedControl)
+        #expect(driven.errno == EACCES)
+    }
+
+    @Test("focus: continuous autofocus or locked at a lens position")
+    func focus() throws {
+        let rig = try SimulatedRig()
+        let device = try rig.device
+        #expect(device.isFocusModeSupported(.continuousAutoFocus))
+        #expect(device.isFocusModeSupported(.locked))
+        #expect(!device.isFocusModeSupported(.autoFocus))
+        #expect(device.focusMode == .continuousAutoFocus)
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        try device.setFocusModeLocked(lensPosition: 0)
+        #expect(device.focusMode == .locked)
+        #expect(try device.value(of: .focusPosition) == 250, "nearest is V4L2's largest value")
+        #expect(device.lensPosition == 0)
+        let error = try #require(throws: CaptureError.self) { try device.setFocusMode(.autoFocus) }
+        #expect(error.code == .unsupportedControl)
+    }
+
+    @Test("exposure: custom duration, back to automatic")
+    func exposure() throws {
+        let rig = try SimulatedRig()
+        let device = try rig.device
+        #expect(device.isExposureModeSupported(.custom))
+        #expect(device.isExposureModeSupported(.continuousAutoExposure))
+        #expect(device.exposureMode == .continuousAutoExposure)
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        try device.setExposureModeCustom(duration: MediaTime(value: 1, timescale: 100))
+        #expect(device.exposureMode == .custom)
+        #expect(device.exposureDuration == MediaTime(value: 1, timescale: 100))
+        #expect(throws: CaptureError.self) {
+            try device.setExposureModeCustom(duration: MediaTime(value: 1, timescale: 1))
+        }
+        try device.setExposureMode(.continuousAutoExposure)
+        #expect(try device.value(of: .exposureMode) == 3, "aperture priority: the automatic mode uvcvideo offers")
+    }
+
+    @Test("white balance, zoom and anti-flicker")
+    func whiteBalanceZoomFlicker() throws {
+        let rig = try SimulatedRig()
+        let device = try rig.device
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        try device.setWhiteBalanceModeLocked(temperature: 5000)
+        #expect(device.whiteBalanceMode == .locked)
+        #expect(device.whiteBalanceTemperature == 5000)
+        try device.setWhiteBalanceMode(.continuousAutoWhiteBalance)
+        #expect(device.whiteBalanceMode == .continuousAutoWhiteBalance)
+        #expect(device.maxAvailableVideoZoomFactor == 5)
+        try device.setVideoZoomFactor(2)
+        #expect(try device.value(of: .zoom) == 200)
+        #expect(device.videoZoomFactor == 2)
+        #expect(device.isPowerLineFrequencySupported(.fiftyHertz))
+        #expect(!device.isPowerLineFrequencySupported(.automatic))
+        try device.setPowerLineFrequency(.fiftyHertz)
+        #expect(device.powerLineFrequency == .fiftyHertz)
+        let error = try #require(throws: CaptureError.self) { try device.setPowerLineFrequency(.automatic) }
+        #expect(error.code == .unsupportedControl)
+    }
+
+    @Test("torch where the driver has an LED control, unsupported otherwise", arguments: [true, false])
+    func torch(hasLED: Bool) throws {
+        let rig = try SimulatedRig(hasTorch: hasLED)
+        let device = try rig.device
+        #expect(device.hasTorch == hasLED)
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        if hasLED {
+            try device.setTorchMode(.on)
+            #expect(device.torchMode == .on)
+            #expect(!device.isTorchModeSupported(.auto))
+        } else {
+            let error = try #require(throws: CaptureError.self) { try device.setTorchMode(.on) }
+            #expect(error.code == .unsupportedControl)
+        }
+    }
+
+    @Test("the virtual camera has no controls and says so")
+    func virtualCamera() throws {
+        let device = VirtualCamera(configuration: .init(clock: ManualClock())).device
+        #expect(device.controls.isEmpty)
+        #expect(!device.isFocusModeSupported(.locked))
+        #expect(!device.isExposureModeSupported(.custom))
+        #expect(!device.hasTorch)
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        let error = try #require(throws: CaptureError.self) { try device.setFocusMode(.continuousAutoFocus) }
+        #expect(error.code == .unsupportedControl)
+        #expect(throws: CaptureError.self) { try device.setValue(1, for: .brightness) }
+        #expect(throws: CaptureError.self) { try device.value(of: .brightness) }
+    }
+}

@@ -1,0 +1,189 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Viewfinder
+
+/// One frame interval of the C920 at 30 fps.
+let thirtyFPS = MediaTime(value: 1, timescale: 30)
+
+/// A bus with one simulated C920-like camera on a manual clock.
+struct SimulatedRig {
+    let clock = ManualClock()
+    let bus: SimulatedV4L2Bus
+    let camera: SimulatedUVCCamera
+
+    init(
+        listing: String = SimulatedUVCCamera.c920Listing, emulatesRawFormats: Bool = false, hasTorch: Bool = false,
+        bytesPerLineAlignment: Int = 1, bufferCount: Int = 4
+    ) throws {
+        bus = SimulatedV4L2Bus(bufferCount: bufferCount)
+        camera = try SimulatedUVCCamera(
+            configuration: .init(
+                listing: listing, busInfo: "usb-test-\(UUID().uuidString.prefix(8))", clock: clock,
+                emulatesRawFormats: emulatesRawFormats, hasTorch: hasTorch,
+                bytesPerLineAlignment: bytesPerLineAlignment))
+        bus.plug(camera)
+    }
+
+    var device: CaptureDevice {
+        get throws { try #require(bus.device(for: camera)) }
+    }
+
+    var backend: V4L2CameraBackend {
+        get throws { try #require(try device.backend as? V4L2CameraBackend) }
+    }
+
+    func format(_ pixelFormat: PixelFormat, _ width: Int, _ height: Int) throws -> CaptureDevice.Format {
+        try #require(
+            try device.formats.first {
+                $0.pixelFormat == pixelFormat && $0.dimensions == .init(width: width, height: height)
+            })
+    }
+}
+
+/// A stream sink that records frames (metadata only, so buffers go back at once unless kept).
+final class RecordingSink: DeviceStreamSink, @unchecked Sendable {  // unchecked: state is in a Mutex.
+    struct Frame {
+        var sequence: UInt64
+        var presentationTime: MediaTime
+        var patternNumber: UInt64?
+        var dataSize: Int
+        var address: UInt
+    }
+    private let frames = Mutex<[Frame]>([])
+    private let kept = Mutex<[PixelBuffer]>([])
+    private let failures = Mutex<[CaptureError]>([])
+    let frameArrived = DispatchSemaphore(value: 0)
+    let failed = DispatchSemaphore(value: 0)
+    let keepsBuffers: Bool
+
+    init(keepsBuffers: Bool = false) { self.keepsBuffers = keepsBuffers }
+
+    func deviceDidCapture(_ frame: CapturedFrame) {
+        let record = Frame(
+            sequence: frame.sequenceNumber, presentationTime: frame.presentationTime,
+            patternNumber: TestPattern.readSequenceNumber(from: frame.buffer), dataSize: frame.buffer.dataSize,
+            address: UInt(bitPattern: frame.buffer.baseAddress))
+        frames.withLock { $0.append(record) }
+        if keepsBuffers { kept.withLock { $0.append(frame.buffer) } }
+        frameArrived.signal()
+    }
+
+    func deviceDidFail(_ error: CaptureError) {
+        failures.withLock { $0.append(error) }
+        failed.signal()
+    }
+
+    var recorded: [Frame] { frames.withLock { $0 } }
+    var errors: [CaptureError] { failures.withLock { $0 } }
+    func releaseKept() { kept.withLock { $0.removeAll() } }
+
+    /// Waits for `count` more frames; false on timeout.
+    func waitForFrames(_ count: Int = 1, timeout: Double = 10) -> Bool {
+        (0..<count).allSatisfy { _ in frameArrived.wait(timeout: .now() + timeout) == .success }
+    }
+}
+
+/// A delegate that records what it gets; it can be made to block in its callback.
+final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {  // unchecked: Mutex state; semaphores are thread-safe.
+    struct Delivered {
+        var sequence: UInt64
+        var presentationTime: MediaTime
+        var patternNumber: UInt64?
+        var pixelFormat: PixelFormat?
+        var address: UInt?
+    }
+    private let delivered = Mutex<[Delivered]>([])
+    private let drops = Mutex<[(DroppedFrameReason, Int)]>([])
+    private let gateClosed = Atomic<Bool>(false)
+    let gate = DispatchSemaphore(value: 0)
+    let entered = DispatchSemaphore(value: 0)
+    let frameArrived = DispatchSemaphore(value: 0)
+    let queue = DispatchQueue(label: "test.delegate")
+
+    /// Blocks the next callbacks until ``openGate()``.
+    func closeGate() { gateClosed.store(true, ordering: .sequentiallyConsistent) }
+    func openGate() {
+        gateClosed.store(false, ordering: .sequentiallyConsistent)
+        gate.signal()
+    }
+
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
+        let image = sampleBuffer.imageBuffer
+        delivered.withLock {
+            $0.append(
+                Delivered(
+                    sequence: sampleBuffer.sequenceNumber, presentationTime: sampleBuffer.presentationTimeStamp,
+                    patternNumber: image.flatMap(TestPattern.readSequenceNumber(from:)),
+                    pixelFormat: image?.pixelFormat,
+                    address: image.map { UInt(bitPattern: $0.baseAddress) }))
+        }
+        entered.signal()
+        if gateClosed.load(ordering: .sequentiallyConsistent) { gate.wait() }
+        frameArrived.signal()
+    }
+
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    {
+        let count = sampleBuffer.attachment(forKey: .droppedFrameCount) as? Int ?? 1
+        if let reason = sampleBuffer.droppedFrameReason { drops.withLock { $0.append((reason, count)) } }
+    }
+
+    var frames: [Delivered] { delivered.withLock { $0 } }
+    func dropped(_ reason: DroppedFrameReason) -> Int {
+        drops.withLock { $0.filter { $0.0 == reason }.reduce(0) { $0 + $1.1 } }
+    }
+
+    func waitForFrames(_ count: Int = 1, timeout: Double = 10) -> Bool {
+        (0..<count).allSatisfy { _ in frameArrived.wait(timeout: .now() + timeout) == .success }
+    }
+}
+
+/// Collects notifications of one name (optionally from one object) and lets a test wait for them.
+final class NotificationRecorder: @unchecked Sendable {  // unchecked: the token is only handed back; the rest is Sendable.
+    private final class Log: Sendable {
+        let errors = Mutex<[CaptureError?]>([])
+        let arrived = DispatchSemaphore(value: 0)
+    }
+    private let token: NSObjectProtocol
+    private let log = Log()
+
+    init(_ name: Notification.Name, object: AnyObject? = nil) {
+        let log = self.log
+        token = NotificationCenter.default.addObserver(forName: name, object: object, queue: nil) { note in
+            let error = note.userInfo?[CaptureSessionErrorKey] as? CaptureError
+            log.errors.withLock { $0.append(error) }
+            log.arrived.signal()
+        }
+    }
+
+    deinit { NotificationCenter.default.removeObserver(token) }
+
+    var count: Int { log.errors.withLock { $0.count } }
+
+    func wait(timeout: Double = 10) -> Bool { log.arrived.wait(timeout: .now() + timeout) == .success }
+
+    var lastError: CaptureError? { log.errors.withLock { $0.last ?? nil } }
+}
+
+/// A running session: the rig's camera into one video data output with `delegate`.
+func makeSession(
+    device: CaptureDevice, delegate: RecordingDelegate, settings: VideoSettings = VideoSettings(),
+    preset: CaptureSession.Preset = .low, discardsLate: Bool = true
+) throws -> (CaptureSession, CaptureVideoDataOutput) {
+    let session = CaptureSession()
+    session.beginConfiguration()
+    session.sessionPreset = preset
+    try session.addInput(try CaptureDeviceInput(device: device))
+    let output = CaptureVideoDataOutput()
+    output.videoSettings = settings
+    output.alwaysDiscardsLateVideoFrames = discardsLate
+    output.setSampleBufferDelegate(delegate, queue: delegate.queue)
+    try session.addOutput(output)
+    session.commitConfiguration()
+    return (session, output)
+}
