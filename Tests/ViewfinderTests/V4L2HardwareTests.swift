@@ -34,9 +34,9 @@ struct V4L2HardwareTests {
     func streams() throws {
         let backend = try #require(RealCamera.backends.first)
         let device = DeviceRegistry.shared.device(for: backend)
-        let delegate = RecordingDelegate()
+        let delegate = V4L2RecordingDelegate()
         let (session, _) = try makeSession(device: device, delegate: delegate, preset: .low)
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session)
+        let errors = V4L2NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session)
         session.startRunning()
         defer { session.stopRunning() }
         #expect(errors.count == 0, "\(String(describing: errors.lastError))")

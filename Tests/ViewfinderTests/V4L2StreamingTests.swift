@@ -125,7 +125,7 @@ struct V4L2SessionTests {
     @Test("a session delivers the camera's frames to the delegate, zero-copy in the native format")
     func sessionDeliversZeroCopy() throws {
         let rig = try SimulatedRig()
-        let delegate = RecordingDelegate()
+        let delegate = V4L2RecordingDelegate()
         let (session, output) = try makeSession(device: try rig.device, delegate: delegate, preset: .vga640x480)
         session.startRunning()
         defer { session.stopRunning() }
@@ -148,7 +148,7 @@ struct V4L2SessionTests {
         arguments: [PixelFormat.bgra, .nv12VideoRange, .i420])
     func sessionConverts(target: PixelFormat) throws {
         let rig = try SimulatedRig()
-        let delegate = RecordingDelegate()
+        let delegate = V4L2RecordingDelegate()
         let (session, output) = try makeSession(
             device: try rig.device, delegate: delegate, settings: try VideoSettings(pixelFormat: target))
         session.startRunning()
@@ -172,7 +172,7 @@ struct V4L2SessionTests {
             \t\t\tInterval: Discrete 0.033s (30.000 fps)
             """
         let rig = try SimulatedRig(listing: listing, emulatesRawFormats: true)
-        let delegate = RecordingDelegate()
+        let delegate = V4L2RecordingDelegate()
         let (session, _) = try makeSession(
             device: try rig.device, delegate: delegate, settings: try VideoSettings(pixelFormat: .nv12VideoRange))
         session.startRunning()
@@ -191,7 +191,7 @@ struct V4L2SessionTests {
         try device.setActiveFormat(try rig.format(.yuyv, 640, 480))
         try device.setActiveVideoMinFrameDuration(MediaTime(value: 1, timescale: 15))
         device.unlockForConfiguration()
-        let delegate = RecordingDelegate()
+        let delegate = V4L2RecordingDelegate()
         let (session, _) = try makeSession(device: device, delegate: delegate, preset: .inputPriority)
         session.startRunning()
         defer { session.stopRunning() }
@@ -205,7 +205,7 @@ struct V4L2SessionTests {
     @Test("a slow delegate starves the ring: frames are lost as discontinuities, and no buffer leaks")
     func slowDelegate() throws {
         let rig = try SimulatedRig()
-        let delegate = RecordingDelegate()
+        let delegate = V4L2RecordingDelegate()
         let (session, output) = try makeSession(device: try rig.device, delegate: delegate, discardsLate: false)
         session.startRunning()
         delegate.closeGate()

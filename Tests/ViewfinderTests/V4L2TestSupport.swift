@@ -87,7 +87,7 @@ final class RecordingSink: DeviceStreamSink, @unchecked Sendable {  // unchecked
 }
 
 /// A delegate that records what it gets; it can be made to block in its callback.
-final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {  // unchecked: Mutex state; semaphores are thread-safe.
+final class V4L2RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {  // unchecked: Mutex state; semaphores are thread-safe.
     struct Delivered {
         var sequence: UInt64
         var presentationTime: MediaTime
@@ -144,7 +144,7 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unch
 }
 
 /// Collects notifications of one name (optionally from one object) and lets a test wait for them.
-final class NotificationRecorder: @unchecked Sendable {  // unchecked: the token is only handed back; the rest is Sendable.
+final class V4L2NotificationRecorder: @unchecked Sendable {  // unchecked: the token is only handed back; the rest is Sendable.
     private final class Log: Sendable {
         let errors = Mutex<[CaptureError?]>([])
         let arrived = DispatchSemaphore(value: 0)
@@ -172,7 +172,7 @@ final class NotificationRecorder: @unchecked Sendable {  // unchecked: the token
 
 /// A running session: the rig's camera into one video data output with `delegate`.
 func makeSession(
-    device: CaptureDevice, delegate: RecordingDelegate, settings: VideoSettings = VideoSettings(),
+    device: CaptureDevice, delegate: V4L2RecordingDelegate, settings: VideoSettings = VideoSettings(),
     preset: CaptureSession.Preset = .low, discardsLate: Bool = true
 ) throws -> (CaptureSession, CaptureVideoDataOutput) {
     let session = CaptureSession()
