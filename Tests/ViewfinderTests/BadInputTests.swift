@@ -192,12 +192,15 @@ struct BadInputTests {
         #expect(rig.output.statistics.inFlight == 0)
     }
 
-    @Test("an unplugged device interrupts the session")
+    @Test("an unplugged device interrupts the session, which resumes when it returns")
     func disconnect() throws {
         let clock = ManualClock()
-        let rig = try Rig(camera: .init(clock: clock), delegate: RecordingDelegate())
+        let delegate = RecordingDelegate()
+        let rig = try Rig(camera: .init(clock: clock), delegate: delegate)
         let interrupted = NotificationRecorder(
             CaptureSession.wasInterruptedNotification, from: rig.session, center: rig.center)
+        let ended = NotificationRecorder(
+            CaptureSession.interruptionEndedNotification, from: rig.session, center: rig.center)
         rig.start()
         rig.settle(clock)
         rig.camera.simulateDisconnect()
@@ -205,8 +208,18 @@ struct BadInputTests {
         let posted = interrupted.next()
         #expect(posted.received)
         #expect(posted.error?.code == .deviceDisconnected)
-        #expect(rig.session.isInterrupted)
+        #expect(rig.session.isInterrupted && rig.session.isRunning)
         #expect(!rig.camera.device.isConnected)
+        #expect(rig.output.statistics.inFlight == 0, "buffers released")
+
+        let before = delegate.frames.count
+        let capturedBefore = rig.output.statistics.captured
+        rig.camera.simulateReconnect()
+        #expect(ended.next().received)
+        #expect(!rig.session.isInterrupted)
+        rig.step(clock, by: .fps(60))
+        #expect(delegate.frames.count > before, "frames flow again")
+        #expect(rig.output.statistics.captured > capturedBefore, "counters carry on across the interruption")
         rig.session.stopRunning()
         #expect(!rig.session.isInterrupted)
     }

@@ -36,6 +36,10 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
     /// starts, never while frames flow.
     func prepareToStream(format: CaptureDevice.Format, frameDuration: MediaTime) throws(CaptureError) {}
 
+    /// The session is about to start running (not called when it restarts streams for a commit
+    /// or after an interruption).
+    func sessionWillStartRunning() {}
+
     /// A frame from `connection`, on the device's capture thread. Must not block.
     func receive(_ frame: CapturedFrame, from connection: CaptureConnection) {}
 

@@ -152,7 +152,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
 
     // MARK: Figures
 
-    /// Counters since the session last started.
+    /// Counters since the session last started (kept across configuration commits and
+    /// interruptions).
     public var statistics: Statistics { state.withLock { $0.statistics } }
 
     /// Capture-to-delegate latency over the last 1,024 delivered frames.
@@ -178,6 +179,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             state.streaming = true
             state.lastSequence = nil
             state.lastAcceptedTime = nil
+        }
+    }
+
+    override func sessionWillStartRunning() {
+        state.withLock { state in
             state.statistics = Statistics()
             state.latencies = LatencyWindow()
         }

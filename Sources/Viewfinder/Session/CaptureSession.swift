@@ -253,6 +253,7 @@ public final class CaptureSession: @unchecked Sendable {
         transition.lock()
         defer { transition.unlock() }
         guard !isRunning else { return }
+        for output in outputs { output.sessionWillStartRunning() }
         startStreams(postingStart: true)
     }
 

@@ -99,9 +99,11 @@ public final class VirtualCamera: Sendable {
         backend.inject(.disconnect)
     }
 
-    /// Plugs the camera back in.
+    /// Plugs the camera back in: posts ``CaptureDevice/wasConnectedNotification``, and a session
+    /// interrupted by the unplug resumes.
     public func simulateReconnect() {
         backend.setConnected(true)
+        NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device)
     }
 }
 

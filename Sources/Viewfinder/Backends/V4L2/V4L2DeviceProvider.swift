@@ -80,7 +80,7 @@ final class V4L2DeviceProvider: MonitoringDeviceProvider {
         for path in directory.videoNodes() {
             do {
                 if let info = try V4L2DeviceInfo.probe(path: path, interface: interface) { found.append(info) }
-            } catch where [ENOENT, ENODEV, ENXIO].contains(error.code) {
+            } catch  where [ENOENT, ENODEV, ENXIO].contains(error.code) {
                 continue  // gone between listing and opening
             } catch {
                 problems.append(CaptureError.v4l2(error, "examining", name: path, path: path))
@@ -98,10 +98,12 @@ final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 }
                 ids.insert(id)
                 let backend: V4L2CameraBackend
-                if let existing = state.known[id], existing.formats == info.formats, existing.localizedName == info.card {
+                if let existing = state.known[id], existing.formats == info.formats, existing.localizedName == info.card
+                {
                     backend = existing
                 } else {
-                    backend = V4L2CameraBackend(info: info, uniqueID: id, interface: interface, bufferCount: bufferCount)
+                    backend = V4L2CameraBackend(
+                        info: info, uniqueID: id, interface: interface, bufferCount: bufferCount)
                     state.known[id] = backend
                 }
                 present.append(backend)
