@@ -87,7 +87,8 @@ final class RecordingSink: DeviceStreamSink, @unchecked Sendable {  // unchecked
 }
 
 /// A delegate that records what it gets; it can be made to block in its callback.
-final class V4L2RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {  // unchecked: Mutex state; semaphores are thread-safe.
+// unchecked: Mutex state; semaphores are thread-safe.
+final class V4L2RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {
     struct Delivered {
         var sequence: UInt64
         var presentationTime: MediaTime
@@ -144,7 +145,8 @@ final class V4L2RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @
 }
 
 /// Collects notifications of one name (optionally from one object) and lets a test wait for them.
-final class V4L2NotificationRecorder: @unchecked Sendable {  // unchecked: the token is only handed back; the rest is Sendable.
+// unchecked: the token is only handed back; the rest is Sendable.
+final class V4L2NotificationRecorder: @unchecked Sendable {
     private final class Log: Sendable {
         let errors = Mutex<[CaptureError?]>([])
         let arrived = DispatchSemaphore(value: 0)

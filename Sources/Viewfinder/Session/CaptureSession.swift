@@ -431,7 +431,8 @@ public final class CaptureSession: @unchecked Sendable {
 }
 
 /// Observes ``CaptureDevice/wasConnectedNotification`` until released.
-private final class ReconnectionObserver: @unchecked Sendable {  // unchecked: the token is only passed back to NotificationCenter.
+// unchecked: the token is only passed back to NotificationCenter.
+private final class ReconnectionObserver: @unchecked Sendable {
     private let token: NSObjectProtocol
 
     init(_ handler: @escaping @Sendable (CaptureDevice) -> Void) {

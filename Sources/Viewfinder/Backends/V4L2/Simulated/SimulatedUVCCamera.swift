@@ -139,7 +139,8 @@ public final class SimulatedUVCCamera: Sendable {
         var master: (id: UInt32, manualValue: Int32)?
     }
 
-    struct State: @unchecked Sendable {  // unchecked: holds buffer memory objects, only touched under the camera's lock.
+    // unchecked: holds buffer memory objects, only touched under the camera's lock.
+    struct State: @unchecked Sendable {
         var connected = false
         var generation = 0
         /// Open descriptors: the generation they were opened in and whether they are the metadata node.

@@ -80,7 +80,7 @@ public final class SimulatedV4L2Bus: Sendable {
             }
             return (node, state.watchers)
         }
-        watchers.forEach { $0() }
+        for watcher in watchers { watcher() }
         return node
     }
 
@@ -91,7 +91,7 @@ public final class SimulatedV4L2Bus: Sendable {
             state.nodes = state.nodes.filter { $0.value.camera !== camera }
             return state.watchers
         }
-        watchers.forEach { $0() }
+        for watcher in watchers { watcher() }
     }
 
     // MARK: Devices
