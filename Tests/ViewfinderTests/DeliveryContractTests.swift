@@ -169,3 +169,29 @@ struct DeliveryContractTests {
         #expect(stats.captured == 7 && stats.delivered == 3 && stats.droppedDiscontinuity == 4)
     }
 }
+
+@Suite("Delivery under overload")
+struct OverloadTests {
+    @Test("a camera far faster than a blocked delegate keeps the queue bounded and loses no count")
+    func boundedReports() throws {
+        let delegate = RecordingDelegate(blocksOnFirstFrame: true)
+        let rig = try Rig(
+            camera: .init(isPaced: false, frameLimit: 20_000, rendersEveryFrame: false, formats: virtualFormats(.bgra)),
+            delegate: delegate)
+        rig.start()
+        #expect(delegate.entered.wait(timeout: .now() + 10) == .success)
+        #expect(rig.camera.waitUntilFinished(timeout: 60))
+        // Every report beyond the limit was folded into an earlier one.
+        #expect(rig.output.queuedEventCount <= CaptureVideoDataOutput.dropReportLimit + 2)
+        delegate.openGate()
+        rig.session.stopRunning()
+        let stats = rig.output.statistics
+        #expect(stats.captured == 20_000)
+        #expect(stats.inFlight == 0)
+        #expect(stats.delivered == delegate.frames.count)
+        #expect(delegate.drops.reduce(0) { $0 + $1.count } == stats.dropped)
+        #expect(stats.droppedLate > 10_000)
+        let sequences = delegate.frames.map(\.sequenceNumber)
+        #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count)
+    }
+}

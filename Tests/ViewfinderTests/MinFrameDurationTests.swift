@@ -70,3 +70,44 @@ struct MinFrameDurationTests {
         #expect(throws: Never.self) { try output.setMinFrameDuration(.invalid) }
     }
 }
+
+@Suite("Minimum frame duration with jittery timestamps")
+struct MinFrameDurationJitterTests {
+    @Test("a camera at exactly the limit, with timestamps wobbling by half a millisecond, is not halved")
+    func jitterAllowance() throws {
+        let clock = ManualClock()
+        let delegate = RecordingDelegate()
+        let rig = try Rig(camera: .init(clock: clock, formats: virtualFormats(.nv12VideoRange)), delegate: delegate)
+        try rig.output.setMinFrameDuration(.fps(30))
+        rig.start()
+        rig.settle(clock)
+        // Frames due at k/30 s, each stamped up to 0.5 ms early or late: the camera's deadlines
+        // stay exact, so feed the gate through the output directly.
+        let connection = try #require(rig.output.connection(with: .video))
+        rig.session.stopRunning()
+        rig.output.sessionWillStartRunning()
+        try rig.output.prepareToStream(format: rig.camera.device.activeFormat, frameDuration: .fps(30))
+        let pool = try PixelBufferPool(pixelFormat: .nv12VideoRange, width: 640, height: 480, capacity: 4)
+        let wobble: [Int64] = [0, 500_000, -500_000, 300_000, -400_000, 0, 450_000, -450_000]
+        for (index, offset) in wobble.enumerated() {
+            let nominal = MediaTime.fps(30) * Int64(index)
+            let frame = CapturedFrame(
+                buffer: try #require(pool.makePixelBuffer()),
+                presentationTime: nominal + MediaTime(value: offset, timescale: 1_000_000_000),
+                duration: .fps(30), sequenceNumber: UInt64(index), hostArrivalTime: HostClock().now())
+            rig.output.receive(frame, from: connection)
+            #expect(rig.output.waitUntilDelivered(timeout: 10))
+        }
+        let stats = rig.output.statistics
+        #expect(stats.rateGated == 0)
+        #expect(stats.delivered == wobble.count)
+        // And a frame 3 ms early is still gated: the allowance is bounded.
+        let early = CapturedFrame(
+            buffer: try #require(pool.makePixelBuffer()),
+            presentationTime: MediaTime.fps(30) * Int64(wobble.count)
+                - MediaTime(value: 3_000_000, timescale: 1_000_000_000),
+            duration: .fps(30), sequenceNumber: UInt64(wobble.count), hostArrivalTime: HostClock().now())
+        rig.output.receive(early, from: connection)
+        #expect(rig.output.statistics.rateGated == 1)
+    }
+}

@@ -45,7 +45,17 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         var target = Target()
         var settings = VideoSettings()
         var discardsLate = true
-        var minFrameDuration = MediaTime.invalid
+        var minFrameDuration = MediaTime.invalid {
+            didSet { gateThreshold = Self.gateThreshold(for: minFrameDuration) }
+        }
+        /// `minFrameDuration` less the timestamp-jitter allowance.
+        var gateThreshold = MediaTime.invalid
+
+        static func gateThreshold(for duration: MediaTime) -> MediaTime {
+            guard duration.isValid else { return .invalid }
+            let allowance = min(duration.nanoseconds / 32, 2_000_000)
+            return duration - MediaTime(value: allowance, timescale: 1_000_000_000)
+        }
         var pipeline: DeliveryPipeline?
         var processors: [NamedProcessor] = []
         var streaming = false
@@ -125,9 +135,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     public var minFrameDuration: MediaTime { state.withLock { $0.minFrameDuration } }
 
     /// Sets ``minFrameDuration``: delivered frames will be at least `duration` apart in
-    /// presentation time. `.invalid` removes the limit. The device is asked for the nearest rate
-    /// it supports; the output drops the rest. Throws ``CaptureError/Code/invalidArgument`` for
-    /// zero or negative durations.
+    /// presentation time, less an allowance for timestamp jitter of 1/32 of `duration` (at most
+    /// 2 ms) — so a camera running exactly at the limit, whose timestamps wobble by a little, is
+    /// not halved. `.invalid` removes the limit. The device is asked for the nearest rate it
+    /// supports; the output drops the rest. Throws ``CaptureError/Code/invalidArgument`` for zero
+    /// or negative durations.
     public func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
         if duration.isValid && duration <= .zero {
             throw CaptureError(
@@ -225,7 +237,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         state.lastSequence = frame.sequenceNumber
 
         if state.minFrameDuration.isValid, let last = state.lastAcceptedTime,
-            frame.presentationTime - last < state.minFrameDuration
+            frame.presentationTime - last < state.gateThreshold
         {
             state.statistics.rateGated += 1
             return
@@ -240,14 +252,29 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         if state.discardsLate, let waiting = state.waitingFrame, state.queue.contains(position: waiting),
             case .frame(let old) = state.queue[position: waiting]
         {
-            // The waiting frame never reached the delegate: report it late in its own place.
+            // The waiting frame never reached the delegate: it is late.
             state.statistics.droppedLate += 1
+            let previous = waiting - 1
+            if state.queuedDrops >= Self.dropReportLimit, state.queue.contains(position: previous),
+                case .drop(var report) = state.queue[position: previous], report.reason == .frameWasLate
+            {
+                // Too many reports waiting: fold this one into the report before it and let the
+                // new frame take the waiting place, so the queue stops growing.
+                report.count += 1
+                state.queue[position: previous] = .drop(report)
+                state.queue[position: waiting] = .frame(event)
+                return
+            }
+            // Report it late in its own place.
             state.queue[position: waiting] = .drop(
                 DropEvent(old.frame, reason: .frameWasLate, connection: old.connection))
             state.queuedDrops += 1
         }
         state.waitingFrame = state.queue.append(.frame(event))
     }
+
+    /// Events waiting for the delivery queue (frames and drop reports), for tests.
+    var queuedEventCount: Int { state.withLock { $0.queue.count } }
 
     private func enqueueDrop(_ drop: DropEvent, state: inout State) {
         if state.queuedDrops >= Self.dropReportLimit, case .drop(var last) = state.queue.last,
