@@ -62,11 +62,12 @@ struct ConversionTests {
         let rows = TestPattern.barRows(height: dh)
         var worst = 0.0
         var failures: [String] = []
+        // Filters blend across edges: stay 4 destination pixels clear of them.
+        let margin = 4
         for bar in 0..<TestPattern.barColors.count {
             let columns = TestPattern.barColumns(bar, width: dw)
-            // Stay 4 destination pixels clear of every edge: filters blend across edges.
-            for y in stride(from: rows.lowerBound + 4, to: rows.upperBound - 4, by: 5) {
-                for x in stride(from: columns.lowerBound + 4, to: columns.upperBound - 4, by: 3) {
+            for y in stride(from: rows.lowerBound + margin, to: rows.upperBound - margin, by: 5) {
+                for x in stride(from: columns.lowerBound + margin, to: columns.upperBound - margin, by: 3) {
                     let sx = x * test.sourceSize.width / dw
                     let sy = y * test.sourceSize.height / dh
                     let input = ConversionReference.components(of: source, x: sx, y: sy)

@@ -1,6 +1,6 @@
 /// The cheapest chain of kernels from one format to another, optionally starting with an exact
 /// 2x downscale: for example YUYV to full-range NV12 is YUYV -> NV12 (libyuv) -> full range
-/// (range tables), and BGRA to full-range NV12 goes through libyuv's full-range J420.
+/// (range tables), and full-range NV12 to I420 is a range table then libyuv's NV12ToI420.
 ///
 /// Chains run strip by strip through scratch memory, so the intermediates stay in cache.
 /// Costs (``YUVKernel/cost``) favour fewer passes and avoid round trips through RGB, which
@@ -14,6 +14,10 @@ struct ConversionRoute: Sendable {
     var intermediates: [PixelFormat]
     /// The sum of the steps' costs.
     var cost: Double
+
+    /// Whether the route runs strip by strip through scratch (it halves, has several steps, or
+    /// a kernel needs scratch); otherwise each band is one kernel call.
+    var runsInStrips: Bool { halving != nil || kernels.count > 1 || kernels.contains { $0.needsScratch } }
 
     /// The steps in the route.
     var stepCount: Int { kernels.count + (halving == nil ? 0 : 1) }

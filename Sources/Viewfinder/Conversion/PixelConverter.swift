@@ -10,7 +10,7 @@ import Foundation
 /// All Y'CbCr conversions use ITU-R BT.601 (video range 16–235 unless the format is full range).
 ///
 /// Large frames are split into horizontal bands (on even rows, so 4:2:0 chroma rows are never
-/// shared) that are converted concurrently with `DispatchQueue.concurrentPerform`; see
+/// shared) that are converted concurrently, on the calling thread and the converter's own worker threads; see
 /// ``Options/threadCount``. Each band gives byte-for-byte the output a single pass would.
 /// An exact 2x downscale (half the width and half the height) is fused with the conversion and
 /// runs strip by strip through cache-sized scratch memory, so frames are read and written once.
@@ -71,9 +71,11 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     private let bandScratch: [BandScratch]
     /// Whole-frame scratch for the two-step scaling plans.
     private let scratch: PixelBuffer?
+    /// Whole-frame chroma scratch for their kernel, when it needs one.
+    private let frameKernelScratch: ConversionScratch
     private let swscale: OpaquePointer?
-    /// Per-band status, written concurrently at distinct indices.
-    private let statuses: UnsafeMutableBufferPointer<Int32>
+    /// The threads converting bands 1..<n, when there is more than one band.
+    private let workers: BandWorkers?
 
     private enum Plan {
         /// A route of libyuv kernels (and range tables), band by band and, for routes of more
@@ -90,6 +92,9 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     private final class BandScratch {
         let halving: ConversionScratch
         let halvingRegions: [UnsafeMutablePointer<UInt8>]
+        /// Chroma rows for kernels that need them.
+        let kernel: ConversionScratch
+        let kernelRegion: UnsafeMutablePointer<UInt8>?
         let intermediates: ConversionScratch
         /// One view per intermediate format, `stripRows` rows tall.
         let views: [ImageView]
@@ -97,9 +102,13 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         init(route: ConversionRoute, width: Int, stripRows: Int) {
             halving = ConversionScratch(regionSizes: route.halving?.regionSizes ?? [])
             halvingRegions = halving.regions
+            let needsScratch = route.kernels.contains { $0.needsScratch }
+            kernel = ConversionScratch(
+                regionSizes: needsScratch ? [YUVKernel.scratchBytes(width: width, rows: stripRows)] : [])
+            kernelRegion = kernel.regions.first
             let geometries = route.intermediates.map { format in
-                (0..<format.layoutFormat.planeCount).map {
-                    format.layoutFormat.planeGeometry($0, width: width, height: stripRows)
+                (0..<format.planeCount).map {
+                    format.planeGeometry($0, width: width, height: stripRows)
                 }
             }
             intermediates = ConversionScratch(regionSizes: geometries.flatMap { $0.map { $0.bytesPerRow * $0.height } })
@@ -152,17 +161,26 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         self.plan = plan
         var scratchFormat: PixelFormat?
         var scratchSize = sourceSize
+        var kernelScratchBytes = 0
         switch plan {
         case .scaleThenConvert(let kernel):
-            if kernel != nil {
+            if let kernel {
                 scratchFormat = sourceFormat
                 scratchSize = destinationSize
+                if kernel.needsScratch {
+                    kernelScratchBytes = YUVKernel.scratchBytes(
+                        width: destinationSize.width, rows: destinationSize.height)
+                }
             }
-        case .convertThenScale:
+        case .convertThenScale(let kernel):
             scratchFormat = destinationFormat
+            if kernel.needsScratch {
+                kernelScratchBytes = YUVKernel.scratchBytes(width: sourceSize.width, rows: sourceSize.height)
+            }
         default:
             break
         }
+        frameKernelScratch = ConversionScratch(regionSizes: kernelScratchBytes > 0 ? [kernelScratchBytes] : [])
 
         // Bands: only for routes, never thinner than a row pair or the pixel floor.
         var bandCount = 1
@@ -178,15 +196,14 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
                 ? destinationSize.height : ((index + 1) * destinationSize.height / bandCount) & ~1
             return lower..<upper
         }
-        if case .route(let route, let stripRows) = plan, route.stepCount > 1 || route.halving != nil {
+        if case .route(let route, let stripRows) = plan, route.runsInStrips {
             bandScratch = (0..<bandCount).map { _ in
                 BandScratch(route: route, width: destinationSize.width, stripRows: stripRows)
             }
         } else {
             bandScratch = []
         }
-        statuses = .allocate(capacity: bandCount)
-        statuses.initialize(repeating: 0)
+        workers = bandCount > 1 ? BandWorkers(bands: bandCount) : nil
 
         if case .swscale = plan {
             engine = .libswscale
@@ -203,11 +220,12 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         } else {
             scratch = nil
         }
+        workers?.work = { [unowned self] band, source, destination in runBand(band, source, destination) }
     }
 
     deinit {
         if let swscale { sws_freeContext(swscale) }
-        statuses.deallocate()
+        workers?.stop()
     }
 
     /// The formats a converter accepts on either side.
@@ -232,7 +250,7 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         let halves = destinationSize.width * 2 == sourceSize.width && destinationSize.height * 2 == sourceSize.height
         if sourceSize == destinationSize || halves {
             let rowBytes = sourceFormat.planeGeometry(0, width: sourceSize.width, height: 2).bytesPerRow
-            let stripRows = max(2, min(64, (32_768 / max(1, halves ? 2 * rowBytes : rowBytes)) & ~1))
+            let stripRows = max(8, min(64, (131_072 / max(1, halves ? 2 * rowBytes : rowBytes)) & ~1))
             if let route = ConversionRoute.find(
                 from: sourceFormat, to: destinationFormat, halving: halves, sourceWidth: sourceSize.width,
                 stripRows: stripRows)
@@ -275,13 +293,15 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         case .scaleThenConvert(let kernel):
             if let kernel, let scratch {
                 let scaled = YUVKernel.scale(sourceFormat, ImageView(source), into: ImageView(scratch))
-                status = scaled != 0 ? scaled : kernel.run(ImageView(scratch), ImageView(destination))
+                status =
+                    scaled != 0
+                    ? scaled : kernel.run(ImageView(scratch), ImageView(destination), frameKernelScratch.regions.first)
             } else {
                 status = YUVKernel.scale(sourceFormat, ImageView(source), into: ImageView(destination))
             }
         case .convertThenScale(let kernel):
             guard let scratch else { return }
-            let converted = kernel.run(ImageView(source), ImageView(scratch))
+            let converted = kernel.run(ImageView(source), ImageView(scratch), frameKernelScratch.regions.first)
             status =
                 converted != 0
                 ? converted : YUVKernel.scale(destinationFormat, ImageView(scratch), into: ImageView(destination))
@@ -298,18 +318,15 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
 
     /// Runs every band, concurrently when there is more than one; the first failing status or 0.
     private func runBands(_ source: ImageView, _ destination: ImageView) -> Int32 {
-        if bands.count == 1 { return runBand(0, source, destination) }
-        DispatchQueue.concurrentPerform(iterations: bands.count) { index in
-            statuses[index] = runBand(index, source, destination)
-        }
-        return statuses.first { $0 != 0 } ?? 0
+        guard let workers else { return runBand(0, source, destination) }
+        return workers.run(source, destination)
     }
 
     private func runBand(_ index: Int, _ source: ImageView, _ destination: ImageView) -> Int32 {
         guard case .route(let route, let stripRows) = plan else { return -1 }
         let rows = bands[index]
-        if route.halving == nil, route.kernels.count == 1, let kernel = route.kernels.first {
-            return kernel.run(source.rows(rows), destination.rows(rows))
+        if !route.runsInStrips, let kernel = route.kernels.first {
+            return kernel.run(source.rows(rows), destination.rows(rows), nil)
         }
         let scratch = bandScratch[index]
         let sourceRowFactor = route.halving == nil ? 1 : 2
@@ -325,9 +342,9 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
                     status =
                         step == 0
                         ? halving.run(input, output, scratch.halvingRegions)
-                        : route.kernels[step - 1].run(input, output)
+                        : route.kernels[step - 1].run(input, output, scratch.kernelRegion)
                 } else {
-                    status = route.kernels[step].run(input, output)
+                    status = route.kernels[step].run(input, output, scratch.kernelRegion)
                 }
                 if status != 0 { return status }
                 input = output

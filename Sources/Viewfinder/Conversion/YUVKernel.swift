@@ -8,63 +8,85 @@ import CYUV
 ///
 /// Kernels are the edges of a small graph over the convertible formats; ``ConversionRoute``
 /// chains them for pairs no single kernel covers. Besides libyuv's functions there are range
-/// tables (NV12 video range to full range and back, one table look-up per byte) and
-/// ``PixelFormat/j420``, libyuv's full-range planar 4:2:0, as a stop on the way to full-range NV12.
+/// tables (NV12 video range to full range and back, one table look-up per byte).
 struct YUVKernel: Sendable {
     /// Relative cost, for choosing routes: 1 for a plain pass, more for passes through RGB
     /// (which round and clip) and for range tables (which round once more).
     let cost: Double
-    let run: @Sendable (_ source: ImageView, _ destination: ImageView) -> Int32
+    /// Whether `run` needs `scratch`: two chroma planes of half the width and height of the rows
+    /// it converts (``scratchBytes(width:rows:)``). libyuv's own functions for these pairs
+    /// allocate such rows on every call; the converter's scratch is allocated once.
+    let needsScratch: Bool
+    let run: @Sendable (_ source: ImageView, _ destination: ImageView, _ scratch: UnsafeMutablePointer<UInt8>?) -> Int32
 
-    init(cost: Double = 1, run: @escaping @Sendable (_ source: ImageView, _ destination: ImageView) -> Int32) {
+    init(
+        cost: Double = 1, needsScratch: Bool = false,
+        run: @escaping @Sendable (ImageView, ImageView, UnsafeMutablePointer<UInt8>?) -> Int32
+    ) {
         self.cost = cost
+        self.needsScratch = needsScratch
         self.run = run
     }
 
+    /// The scratch bytes a kernel that ``needsScratch`` uses for `rows` rows `width` wide.
+    static func scratchBytes(width: Int, rows: Int) -> Int { 2 * ((width + 1) / 2) * ((rows + 1) / 2) }
+
     /// Every format a kernel starts or ends at.
-    static let formats: [PixelFormat] = [.yuyv, .nv12VideoRange, .nv12FullRange, .bgra, .i420, .j420]
+    static let formats: [PixelFormat] = [.yuyv, .nv12VideoRange, .nv12FullRange, .bgra, .i420]
 
     static func find(from source: PixelFormat, to destination: PixelFormat) -> YUVKernel? {
         let rgb = 1.5
         switch (source, destination) {
         case (.yuyv, .bgra):
-            return YUVKernel(cost: rgb) { s, d in YUY2ToARGB(s.c0, s.s0, d.m0, d.s0, s.w, s.h) }
+            return YUVKernel(cost: rgb) { s, d, _ in YUY2ToARGB(s.c0, s.s0, d.m0, d.s0, s.w, s.h) }
         case (.yuyv, .nv12VideoRange):
-            return YUVKernel { s, d in YUY2ToNV12(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, s.w, s.h) }
+            return YUVKernel { s, d, _ in YUY2ToNV12(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, s.w, s.h) }
         case (.yuyv, .i420):
-            return YUVKernel { s, d in YUY2ToI420(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h) }
+            return YUVKernel { s, d, _ in YUY2ToI420(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h) }
         case (.nv12VideoRange, .bgra), (.nv12FullRange, .bgra):
             let fullRange = source == .nv12FullRange
-            return YUVKernel(cost: rgb) { s, d in
+            return YUVKernel(cost: rgb) { s, d, _ in
                 NV12ToARGBMatrix(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, constants(fullRange: fullRange), s.w, s.h)
             }
         case (.nv12VideoRange, .i420):
-            return YUVKernel { s, d in NV12ToI420(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h)
+            return YUVKernel { s, d, _ in
+                NV12ToI420(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h)
             }
-        case (.bgra, .nv12VideoRange):
-            return YUVKernel(cost: rgb) { s, d in ARGBToNV12(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, s.w, s.h) }
-        case (.bgra, .i420):
-            return YUVKernel(cost: rgb) { s, d in ARGBToI420(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h) }
-        case (.bgra, .yuyv):
-            return YUVKernel(cost: rgb) { s, d in ARGBToYUY2(s.c0, s.s0, d.m0, d.s0, s.w, s.h) }
-        case (.i420, .bgra):
-            return YUVKernel(cost: rgb) { s, d in I420ToARGB(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, s.w, s.h) }
-        case (.i420, .nv12VideoRange):
-            return YUVKernel { s, d in I420ToNV12(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, d.m1, d.s1, s.w, s.h)
-            }
-        case (.i420, .yuyv):
-            return YUVKernel { s, d in I420ToYUY2(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, s.w, s.h) }
-        case (.bgra, .j420):
-            return YUVKernel(cost: rgb) { s, d in ARGBToJ420(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h) }
-        case (.j420, .nv12FullRange):
-            return YUVKernel { s, d in
-                CopyPlane(s.c0, s.s0, d.m0, d.s0, s.w, s.h)
-                MergeUVPlane(s.c1, s.s1, s.c2, s.s2, d.m1, d.s1, s.halfW, s.halfH)
+        case (.bgra, .nv12VideoRange), (.bgra, .nv12FullRange):
+            // Planar chroma into scratch, then interleaved (libyuv's ARGBToNV12 mallocs per call);
+            // libyuv's "J420" is BT.601 full range.
+            let fullRange = destination == .nv12FullRange
+            return YUVKernel(cost: rgb, needsScratch: true) { s, d, scratch in
+                guard let u = scratch else { return -1 }
+                let half = s.halfW
+                let v = u + Int(half) * Int(s.halfH)
+                let status =
+                    fullRange
+                    ? ARGBToJ420(s.c0, s.s0, d.m0, d.s0, u, half, v, half, s.w, s.h)
+                    : ARGBToI420(s.c0, s.s0, d.m0, d.s0, u, half, v, half, s.w, s.h)
+                if status != 0 { return status }
+                MergeUVPlane(u, half, v, half, d.m1, d.s1, half, s.halfH)
                 return 0
             }
+        case (.bgra, .i420):
+            return YUVKernel(cost: rgb) { s, d, _ in
+                ARGBToI420(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h)
+            }
+        case (.bgra, .yuyv):
+            return YUVKernel(cost: rgb) { s, d, _ in ARGBToYUY2(s.c0, s.s0, d.m0, d.s0, s.w, s.h) }
+        case (.i420, .bgra):
+            return YUVKernel(cost: rgb) { s, d, _ in
+                I420ToARGB(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, s.w, s.h)
+            }
+        case (.i420, .nv12VideoRange):
+            return YUVKernel { s, d, _ in
+                I420ToNV12(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, d.m1, d.s1, s.w, s.h)
+            }
+        case (.i420, .yuyv):
+            return YUVKernel { s, d, _ in I420ToYUY2(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, s.w, s.h) }
         case (.nv12VideoRange, .nv12FullRange), (.nv12FullRange, .nv12VideoRange):
             let expand = destination == .nv12FullRange
-            return YUVKernel(cost: 1.1) { s, d in
+            return YUVKernel(cost: 1.1) { s, d, _ in
                 RangeTable.apply(
                     expand ? .expandLuma : .compressLuma, s.c0, s.strides.0, d.m0, d.strides.0, s.width, s.height)
                 RangeTable.apply(
@@ -74,16 +96,17 @@ struct YUVKernel: Sendable {
                 return 0
             }
         case (.bgra, .bgra):
-            return YUVKernel(cost: 0.5) { s, d in ARGBCopy(s.c0, s.s0, d.m0, d.s0, s.w, s.h) }
+            return YUVKernel(cost: 0.5) { s, d, _ in ARGBCopy(s.c0, s.s0, d.m0, d.s0, s.w, s.h) }
         case (.yuyv, .yuyv):
-            return YUVKernel(cost: 0.5) { s, d in
+            return YUVKernel(cost: 0.5) { s, d, _ in
                 CopyPlane(s.c0, s.s0, d.m0, d.s0, s.halfW * 4, s.h)
                 return 0
             }
         case (.nv12VideoRange, .nv12VideoRange), (.nv12FullRange, .nv12FullRange):
-            return YUVKernel(cost: 0.5) { s, d in NV12Copy(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, s.w, s.h) }
+            return YUVKernel(cost: 0.5) { s, d, _ in NV12Copy(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, s.w, s.h)
+            }
         case (.i420, .i420):
-            return YUVKernel(cost: 0.5) { s, d in
+            return YUVKernel(cost: 0.5) { s, d, _ in
                 I420Copy(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h)
             }
         default:
@@ -117,15 +140,6 @@ struct YUVKernel: Sendable {
             return -1
         }
     }
-}
-
-extension PixelFormat {
-    /// Planar 4:2:0 with full-range BT.601 values (libyuv's "J420"): an intermediate of the
-    /// converter only, never delivered.
-    static let j420 = PixelFormat(rawValue: 0x6A34_3230)
-
-    /// The format whose plane geometry this one shares (J420 is laid out like I420).
-    var layoutFormat: PixelFormat { self == .j420 ? .i420 : self }
 }
 
 /// Video-range to full-range Y'CbCr and back, one 256-entry table per direction and component.
