@@ -67,12 +67,31 @@ enum ConversionBenchmarks {
             pair.source.frameSize(width: sourceSize.width, height: sourceSize.height)
             + pair.destination.frameSize(width: destinationSize.width, height: destinationSize.height)
 
-        let floor = Measure.memcpyFloor(bytes: bytes, settings: settings)
-        let libyuv = LibyuvBaseline.variants(pair, sourceSize, destinationSize).map { variant in
-            (variant.label, Measure.frames(settings) { variant.run(sources[$0 % ring], destinations[$0 % ring]) })
-        }.max { $0.1.median < $1.1.median }
+        let copier = Measure.Copier(bytes: bytes)
+        let variants = LibyuvBaseline.variants(pair, sourceSize, destinationSize)
         let swscale = try SwscaleBaseline(pair, sourceSize, destinationSize)
-        let swscaleFigures = Measure.frames(settings) { swscale.run(sources[$0 % ring], destinations[$0 % ring]) }
+        let counts = Array(Set([1, PixelConverter.Options.defaultThreadCount])).sorted()
+        let converters = try counts.map {
+            try PixelConverter(
+                from: pair.source, size: sourceSize, to: pair.destination, size: destinationSize,
+                options: .init(threadCount: $0))
+        }
+
+        var bodies: [(Int) throws -> Void] = [
+            copier.copy, { swscale.run(sources[$0 % ring], destinations[$0 % ring]) },
+        ]
+        for variant in variants {
+            bodies.append { variant.run(sources[$0 % ring], destinations[$0 % ring]) }
+        }
+        for converter in converters {
+            bodies.append { try converter.convert(sources[$0 % ring], into: destinations[$0 % ring]) }
+        }
+        let figures = try Measure.interleaved(settings, bodies)
+        let floor = figures[0].median
+        let swscaleFigures = figures[1]
+        let libyuv = zip(variants.map(\.label), figures[2..<(2 + variants.count)]).max { $0.1.median < $1.1.median }
+        let converterFigures = figures.suffix(converters.count)
+
         var peer: (String, Double)?
         if let ffmpeg = settings.ffmpeg {
             let frames = max(
@@ -83,20 +102,14 @@ enum ConversionBenchmarks {
         }
 
         var results: [BenchmarkResult] = []
-        let counts = Array(Set([1, PixelConverter.Options.defaultThreadCount])).sorted()
-        for threads in counts {
-            let converter = try PixelConverter(
-                from: pair.source, size: sourceSize, to: pair.destination, size: destinationSize,
-                options: .init(threadCount: threads))
-            let figures = try Measure.frames(settings) { index in
-                try converter.convert(sources[index % ring], into: destinations[index % ring])
-            }
+        for (converter, figures) in zip(converters, converterFigures) {
             var result = BenchmarkResult(
-                name: "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/threads=\(threads)", group: "conversion",
-                width: sourceSize.width, height: sourceSize.height, destinationWidth: destinationSize.width,
-                destinationHeight: destinationSize.height, threads: converter.bandCount,
-                engine: converter.engine.rawValue, fpsMin: figures.min, fpsMedian: figures.median,
-                gbPerS: Double(bytes) * figures.median / 1e9, floor: floor, ratioToFloor: figures.median / floor)
+                name: "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/threads=\(converter.options.threadCount)",
+                group: "conversion", width: sourceSize.width, height: sourceSize.height,
+                destinationWidth: destinationSize.width, destinationHeight: destinationSize.height,
+                threads: converter.bandCount, engine: converter.engine.rawValue, fpsMin: figures.min,
+                fpsMedian: figures.median, gbPerS: Double(bytes) * figures.median / 1e9, floor: floor,
+                ratioToFloor: figures.median / floor)
             result.allocationsPerFrame = figures.allocationsPerFrame
             if let libyuv {
                 result.libyuvFps = libyuv.1.median

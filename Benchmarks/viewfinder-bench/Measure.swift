@@ -56,6 +56,62 @@ enum Measure {
             fps: fps, allocationsPerFrame: Double(allocated) / Double(framesPerRun * settings.repeats))
     }
 
+    /// Measures several contenders fairly: each is warmed up and its run length sized alone,
+    /// then the timed runs take turns (contender 1, 2, …, 1, 2, …), so load from other
+    /// processes and thermal drift fall on all of them alike.
+    static func interleaved(_ settings: MeasureSettings, _ bodies: [(Int) throws -> Void]) throws -> [Figures] {
+        var framesPerRun: [Int] = []
+        for body in bodies {
+            var index = 0
+            let start = now()
+            repeat {
+                try body(index)
+                index += 1
+            } while now() - start < min(0.05, settings.runSeconds / 2) || index < 2
+            framesPerRun.append(max(1, Int(settings.runSeconds / max((now() - start) / Double(index), 1e-7))))
+        }
+        var fps = [[Double]](repeating: [], count: bodies.count)
+        var allocated = [UInt64](repeating: 0, count: bodies.count)
+        for _ in 0..<settings.repeats {
+            for (contender, body) in bodies.enumerated() {
+                let before = allocations()
+                let t0 = now()
+                for index in 0..<framesPerRun[contender] { try body(index) }
+                let t1 = now()
+                allocated[contender] += allocations() - before
+                fps[contender].append(Double(framesPerRun[contender]) / (t1 - t0))
+            }
+        }
+        return bodies.indices.map {
+            Figures(
+                fps: fps[$0],
+                allocationsPerFrame: Double(allocated[$0]) / Double(framesPerRun[$0] * settings.repeats))
+        }
+    }
+
+    /// A memcpy moving `bytes` per frame (reads + writes): it copies half of them, between
+    /// buffers rotated like the conversions' frames. The buffers live as long as the result.
+    final class Copier {
+        let count: Int
+        let sources: [UnsafeMutableRawPointer]
+        let targets: [UnsafeMutableRawPointer]
+
+        init(bytes: Int, ring: Int = 4) {
+            count = max(64, bytes / 2)
+            sources = (0..<ring).map { _ in
+                UnsafeMutableRawPointer.allocate(byteCount: max(64, bytes / 2), alignment: 64)
+            }
+            targets = (0..<ring).map { _ in
+                UnsafeMutableRawPointer.allocate(byteCount: max(64, bytes / 2), alignment: 64)
+            }
+            for pointer in sources + targets { memset(pointer, 1, count) }
+        }
+
+        deinit { for pointer in sources + targets { pointer.deallocate() } }
+
+        func copy(_ index: Int) { memcpy(targets[index % targets.count], sources[index % sources.count], count) }
+    }
+
     /// Frames per second of a memcpy moving `bytes` per frame (reads + writes): it copies half
     /// of them, between buffers rotated like the conversions' frames.
     static func memcpyFloor(bytes: Int, settings: MeasureSettings) -> Double {

@@ -70,7 +70,7 @@ enum PipelineBenchmarks {
             frameRateRanges: [FrameRateRange(framesPerSecond: 60)])
         let camera = VirtualCamera(
             configuration: .init(
-                name: "Bench Camera", isPaced: false, rendersEveryFrame: false, formats: [format]))
+                name: "Bench Camera", isPaced: false, bufferCount: 4, rendersEveryFrame: false, formats: [format]))
         let session = CaptureSession()
         let input = try CaptureDeviceInput(device: camera.device)
         let output = CaptureVideoDataOutput()
@@ -81,6 +81,10 @@ enum PipelineBenchmarks {
                 ? try VideoSettings(pixelFormat: outputFormat, width: destination.width, height: destination.height)
                 : try VideoSettings(pixelFormat: outputFormat)
         }
+        // Every accepted frame is delivered; extra frames drop as out-of-buffers. (With late-frame
+        // discarding an unpaced camera floods the output's queue with late-drop reports faster
+        // than the delivery queue drains them, and almost nothing is delivered.)
+        output.alwaysDiscardsLateVideoFrames = false
         let delegate = CountingDelegate()
         output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "bench.delegate"))
         session.beginConfiguration()
