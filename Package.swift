@@ -34,9 +34,14 @@ let package = Package(
             dependencies: ["Viewfinder"],
             path: "Samples/viewfinder-demo"
         ),
+        // Counts heap allocations for the benchmark runner (replaces malloc; bench only).
+        .target(
+            name: "CAllocCounter",
+            path: "Benchmarks/CAllocCounter"
+        ),
         .executableTarget(
             name: "viewfinder-bench",
-            dependencies: ["Viewfinder", "CSwscale", "CYUV"],
+            dependencies: ["Viewfinder", "CSwscale", "CYUV", "CAllocCounter"],
             path: "Benchmarks/viewfinder-bench"
         ),
         .testTarget(

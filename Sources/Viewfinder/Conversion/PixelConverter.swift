@@ -1,5 +1,7 @@
 import CSwscale
 import CYUV
+import Dispatch
+import Foundation
 
 /// Converts and scales frames between pixel formats, picking per pair the fastest correct
 /// engine: libyuv's hand-vectorised kernels where it has the pair (they run near the memory
@@ -7,12 +9,43 @@ import CYUV
 ///
 /// All Y'CbCr conversions use ITU-R BT.601 (video range 16–235 unless the format is full range).
 ///
+/// Large frames are split into horizontal bands (on even rows, so 4:2:0 chroma rows are never
+/// shared) that are converted concurrently, on the calling thread and the converter's own worker threads; see
+/// ``Options/threadCount``. Each band gives byte-for-byte the output a single pass would.
+/// An exact 2x downscale (half the width and half the height) is fused with the conversion and
+/// runs strip by strip through cache-sized scratch memory, so frames are read and written once.
+/// Other scale factors scale and convert whole frames in one band. Scratch memory is allocated
+/// when the converter is made, never per frame.
+///
 /// Thread safety: a converter keeps scratch memory and a libswscale context; use one from one
 /// thread at a time (the pipeline runs each output's converter on that output's serial queue).
+/// The converter itself fans a frame's bands out to other threads and waits for them.
 public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch state, used serially.
     /// Which library does the work.
     public enum Engine: String, Sendable {
         case libyuv, libswscale
+    }
+
+    /// How a converter spreads its work.
+    public struct Options: Sendable, Hashable {
+        /// The most horizontal bands a frame is split into and converted concurrently; 1 converts
+        /// on the calling thread only. Default: ``defaultThreadCount``.
+        public var threadCount: Int
+        /// Frames with fewer pixels than this per band (counting the larger of source and
+        /// destination) use fewer bands, down to one: for small frames, handing work to other
+        /// threads costs more than it saves.
+        public var minimumPixelsPerBand: Int
+
+        /// The active processor count, at most 4.
+        public static var defaultThreadCount: Int {
+            min(4, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        }
+
+        /// Options with the given band limits.
+        public init(threadCount: Int = Options.defaultThreadCount, minimumPixelsPerBand: Int = 65_536) {
+            self.threadCount = threadCount
+            self.minimumPixelsPerBand = minimumPixelsPerBand
+        }
     }
 
     /// The source format.
@@ -25,14 +58,29 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     public let destinationSize: CaptureDevice.Dimensions
     /// The engine chosen for this pair.
     public let engine: Engine
+    /// The options the converter was made with.
+    public let options: Options
+    /// How many bands each frame is converted in (1 for small frames, for libswscale and for
+    /// scale factors other than exactly 2x).
+    public var bandCount: Int { bands.count }
 
     private let plan: Plan
+    /// Destination rows of each band.
+    private let bands: [Range<Int>]
+    /// One scratch per band, for routes that halve or take more than one step.
+    private let bandScratch: [BandScratch]
+    /// Whole-frame scratch for the two-step scaling plans.
     private let scratch: PixelBuffer?
+    /// Whole-frame chroma scratch for their kernel, when it needs one.
+    private let frameKernelScratch: ConversionScratch
     private let swscale: OpaquePointer?
+    /// The threads converting bands 1..<n, when there is more than one band.
+    private let workers: BandWorkers?
 
     private enum Plan {
-        /// One libyuv call at the source size.
-        case direct(YUVKernel)
+        /// A route of libyuv kernels (and range tables), band by band and, for routes of more
+        /// than one step, strip by strip.
+        case route(ConversionRoute, stripRows: Int)
         /// Scale the source (in its own format) into scratch, then convert.
         case scaleThenConvert(YUVKernel?)
         /// Convert into scratch at the source size, then scale into the destination.
@@ -40,12 +88,52 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         case swscale
     }
 
+    /// Scratch memory of one band: the halving step's regions and the route's intermediates.
+    private final class BandScratch {
+        let halving: ConversionScratch
+        let halvingRegions: [UnsafeMutablePointer<UInt8>]
+        /// Chroma rows for kernels that need them.
+        let kernel: ConversionScratch
+        let kernelRegion: UnsafeMutablePointer<UInt8>?
+        let intermediates: ConversionScratch
+        /// One view per intermediate format, `stripRows` rows tall.
+        let views: [ImageView]
+
+        init(route: ConversionRoute, width: Int, stripRows: Int) {
+            halving = ConversionScratch(regionSizes: route.halving?.regionSizes ?? [])
+            halvingRegions = halving.regions
+            let needsScratch = route.kernels.contains { $0.needsScratch }
+            kernel = ConversionScratch(
+                regionSizes: needsScratch ? [YUVKernel.scratchBytes(width: width, rows: stripRows)] : [])
+            kernelRegion = kernel.regions.first
+            let geometries = route.intermediates.map { format in
+                (0..<format.planeCount).map {
+                    format.planeGeometry($0, width: width, height: stripRows)
+                }
+            }
+            intermediates = ConversionScratch(regionSizes: geometries.flatMap { $0.map { $0.bytesPerRow * $0.height } })
+            var views: [ImageView] = []
+            var region = 0
+            for planes in geometries {
+                let pointers = Array(intermediates.regions[region..<(region + planes.count)])
+                region += planes.count
+                views.append(
+                    ImageView(
+                        width: width, height: stripRows, planes: pointers, strides: planes.map(\.bytesPerRow),
+                        chromaRowShift: planes.count > 1 ? 1 : 0))
+            }
+            self.views = views
+        }
+    }
+
     /// A converter from `source` format and size to `destination` format and size.
+    ///
     /// Throws ``CaptureError/Code/unsupportedPixelFormat`` for compressed or unknown formats and
-    /// ``CaptureError/Code/invalidArgument`` for sizes that are not positive.
+    /// ``CaptureError/Code/invalidArgument`` for sizes that are not positive or options below 1.
     public init(
         from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
-        to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions
+        to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions,
+        options: Options = Options()
     ) throws(CaptureError) {
         for format in [sourceFormat, destinationFormat] where !Self.convertible.contains(format) {
             throw CaptureError(
@@ -57,35 +145,66 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
             throw CaptureError(
                 .invalidArgument, "cannot convert frames of size \(size): width and height must be positive")
         }
+        guard options.threadCount >= 1, options.minimumPixelsPerBand >= 1 else {
+            throw CaptureError(
+                .invalidArgument,
+                "converter options need threadCount and minimumPixelsPerBand of at least 1, got \(options.threadCount) and \(options.minimumPixelsPerBand)"
+            )
+        }
         self.sourceFormat = sourceFormat
         self.sourceSize = sourceSize
         self.destinationFormat = destinationFormat
         self.destinationSize = destinationSize
+        self.options = options
 
-        let kernel = YUVKernel.find(from: sourceFormat, to: destinationFormat)
-        let scales = sourceSize != destinationSize
-        var plan = Plan.swscale
-        // libyuv's bilinear upscaler shifts flat areas by about 2 levels (seen on 640x480 →
-        // 1280x720 BGRA: 191 becomes 189); libswscale upscales exactly.
-        let upscales = destinationSize.width > sourceSize.width || destinationSize.height > sourceSize.height
+        let plan = Self.makePlan(from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize)
+        self.plan = plan
         var scratchFormat: PixelFormat?
         var scratchSize = sourceSize
-        if !scales, let kernel {
-            plan = .direct(kernel)
-        } else if upscales {
-            plan = .swscale
-        } else if scales, YUVKernel.canScale(sourceFormat), kernel != nil || sourceFormat == destinationFormat {
-            plan = .scaleThenConvert(sourceFormat == destinationFormat ? nil : kernel)
-            if sourceFormat != destinationFormat {
+        var kernelScratchBytes = 0
+        switch plan {
+        case .scaleThenConvert(let kernel):
+            if let kernel {
                 scratchFormat = sourceFormat
                 scratchSize = destinationSize
+                if kernel.needsScratch {
+                    kernelScratchBytes = YUVKernel.scratchBytes(
+                        width: destinationSize.width, rows: destinationSize.height)
+                }
             }
-        } else if scales, let kernel, YUVKernel.canScale(destinationFormat) {
-            plan = .convertThenScale(kernel)
+        case .convertThenScale(let kernel):
             scratchFormat = destinationFormat
-            scratchSize = sourceSize
+            if kernel.needsScratch {
+                kernelScratchBytes = YUVKernel.scratchBytes(width: sourceSize.width, rows: sourceSize.height)
+            }
+        default:
+            break
         }
-        self.plan = plan
+        frameKernelScratch = ConversionScratch(regionSizes: kernelScratchBytes > 0 ? [kernelScratchBytes] : [])
+
+        // Bands: only for routes, never thinner than a row pair or the pixel floor.
+        var bandCount = 1
+        if case .route = plan {
+            let pixels = max(sourceSize.width * sourceSize.height, destinationSize.width * destinationSize.height)
+            bandCount = max(
+                1, min(options.threadCount, pixels / options.minimumPixelsPerBand, destinationSize.height / 2))
+        }
+        bands = (0..<bandCount).map { index in
+            let lower = (index * destinationSize.height / bandCount) & ~1
+            let upper =
+                index == bandCount - 1
+                ? destinationSize.height : ((index + 1) * destinationSize.height / bandCount) & ~1
+            return lower..<upper
+        }
+        if case .route(let route, let stripRows) = plan, route.runsInStrips {
+            bandScratch = (0..<bandCount).map { _ in
+                BandScratch(route: route, width: destinationSize.width, stripRows: stripRows)
+            }
+        } else {
+            bandScratch = []
+        }
+        workers = bandCount > 1 ? BandWorkers(bands: bandCount) : nil
+
         if case .swscale = plan {
             engine = .libswscale
             swscale = try Self.makeSwscaleContext(
@@ -101,10 +220,12 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         } else {
             scratch = nil
         }
+        workers?.work = { [unowned self] band, source, destination in runBand(band, source, destination) }
     }
 
     deinit {
         if let swscale { sws_freeContext(swscale) }
+        workers?.stop()
     }
 
     /// The formats a converter accepts on either side.
@@ -115,22 +236,46 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
         to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions
     ) -> Engine {
+        if case .swscale = makePlan(from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize)
+        {
+            return .libswscale
+        }
+        return .libyuv
+    }
+
+    private static func makePlan(
+        from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
+        to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions
+    ) -> Plan {
+        let halves = destinationSize.width * 2 == sourceSize.width && destinationSize.height * 2 == sourceSize.height
+        if sourceSize == destinationSize || halves {
+            let rowBytes = sourceFormat.planeGeometry(0, width: sourceSize.width, height: 2).bytesPerRow
+            let stripRows = max(8, min(64, (131_072 / max(1, halves ? 2 * rowBytes : rowBytes)) & ~1))
+            if let route = ConversionRoute.find(
+                from: sourceFormat, to: destinationFormat, halving: halves, sourceWidth: sourceSize.width,
+                stripRows: stripRows)
+            {
+                return .route(route, stripRows: stripRows)
+            }
+        }
         let kernel = YUVKernel.find(from: sourceFormat, to: destinationFormat)
-        if sourceSize == destinationSize { return kernel != nil ? .libyuv : .libswscale }
-        if destinationSize.width > sourceSize.width || destinationSize.height > sourceSize.height { return .libswscale }
-        if YUVKernel.canScale(sourceFormat) && (kernel != nil || sourceFormat == destinationFormat) { return .libyuv }
-        if kernel != nil && YUVKernel.canScale(destinationFormat) { return .libyuv }
-        return .libswscale
+        if sourceSize != destinationSize {
+            if YUVKernel.canScale(sourceFormat) && (kernel != nil || sourceFormat == destinationFormat) {
+                return .scaleThenConvert(sourceFormat == destinationFormat ? nil : kernel)
+            }
+            if let kernel, YUVKernel.canScale(destinationFormat) { return .convertThenScale(kernel) }
+        }
+        return .swscale
     }
 
     /// Converts `source` into `destination`. Both must have the formats and sizes this
-    /// converter was made for.
+    /// converter was made for; ``CaptureError/Code/invalidArgument`` otherwise.
     public func convert(_ source: PixelBuffer, into destination: PixelBuffer) throws(CaptureError) {
         guard source.pixelFormat == sourceFormat, source.width == sourceSize.width, source.height == sourceSize.height
         else {
             throw CaptureError(
                 .invalidArgument,
-                "converter expects \(sourceFormat.name) \(sourceSize), got \(source.pixelFormat.name) \(source.width)x\(source.height)"
+                "converter expects \(sourceFormat.name) \(sourceSize), got \(source.pixelFormat.name) \(source.width)x\(source.height): make a converter for this source"
             )
         }
         guard destination.pixelFormat == destinationFormat, destination.width == destinationSize.width,
@@ -138,24 +283,28 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         else {
             throw CaptureError(
                 .invalidArgument,
-                "converter writes \(destinationFormat.name) \(destinationSize), got a \(destination.pixelFormat.name) \(destination.width)x\(destination.height) buffer"
+                "converter writes \(destinationFormat.name) \(destinationSize), got a \(destination.pixelFormat.name) \(destination.width)x\(destination.height) buffer: pass a buffer from a pool of the destination format and size"
             )
         }
         let status: Int32
         switch plan {
-        case .direct(let kernel):
-            status = kernel.run(source, destination)
+        case .route:
+            status = runBands(ImageView(source), ImageView(destination))
         case .scaleThenConvert(let kernel):
             if let kernel, let scratch {
-                let scaled = YUVKernel.scale(source, into: scratch)
-                status = scaled != 0 ? scaled : kernel.run(scratch, destination)
+                let scaled = YUVKernel.scale(sourceFormat, ImageView(source), into: ImageView(scratch))
+                status =
+                    scaled != 0
+                    ? scaled : kernel.run(ImageView(scratch), ImageView(destination), frameKernelScratch.regions.first)
             } else {
-                status = YUVKernel.scale(source, into: destination)
+                status = YUVKernel.scale(sourceFormat, ImageView(source), into: ImageView(destination))
             }
         case .convertThenScale(let kernel):
             guard let scratch else { return }
-            let converted = kernel.run(source, scratch)
-            status = converted != 0 ? converted : YUVKernel.scale(scratch, into: destination)
+            let converted = kernel.run(ImageView(source), ImageView(scratch), frameKernelScratch.regions.first)
+            status =
+                converted != 0
+                ? converted : YUVKernel.scale(destinationFormat, ImageView(scratch), into: ImageView(destination))
         case .swscale:
             status = runSwscale(source, destination)
         }
@@ -165,6 +314,44 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
                 "\(engine.rawValue) failed (status \(status)) converting \(sourceFormat.name) \(sourceSize) to \(destinationFormat.name) \(destinationSize)"
             )
         }
+    }
+
+    /// Runs every band, concurrently when there is more than one; the first failing status or 0.
+    private func runBands(_ source: ImageView, _ destination: ImageView) -> Int32 {
+        guard let workers else { return runBand(0, source, destination) }
+        return workers.run(source, destination)
+    }
+
+    private func runBand(_ index: Int, _ source: ImageView, _ destination: ImageView) -> Int32 {
+        guard case .route(let route, let stripRows) = plan else { return -1 }
+        let rows = bands[index]
+        if !route.runsInStrips, let kernel = route.kernels.first {
+            return kernel.run(source.rows(rows), destination.rows(rows), nil)
+        }
+        let scratch = bandScratch[index]
+        let sourceRowFactor = route.halving == nil ? 1 : 2
+        var row = rows.lowerBound
+        while row < rows.upperBound {
+            let end = min(row + stripRows, rows.upperBound)
+            var input = source.rows((sourceRowFactor * row)..<(sourceRowFactor * end))
+            let last = route.stepCount - 1
+            for step in 0...last {
+                let output = step == last ? destination.rows(row..<end) : scratch.views[step].rows(0..<(end - row))
+                let status: Int32
+                if let halving = route.halving {
+                    status =
+                        step == 0
+                        ? halving.run(input, output, scratch.halvingRegions)
+                        : route.kernels[step - 1].run(input, output, scratch.kernelRegion)
+                } else {
+                    status = route.kernels[step].run(input, output, scratch.kernelRegion)
+                }
+                if status != 0 { return status }
+                input = output
+            }
+            row = end
+        }
+        return 0
     }
 
     // MARK: libswscale

@@ -1,0 +1,73 @@
+import Foundation
+
+/// One row of the report (and one object of the JSON array). Optional figures are left out of
+/// the JSON when they do not apply.
+struct BenchmarkResult: Encodable {
+    var name: String
+    var group: String
+    var width: Int
+    var height: Int
+    var destinationWidth: Int?
+    var destinationHeight: Int?
+    var threads: Int?
+    var engine: String?
+    var fpsMin: Double
+    var fpsMedian: Double
+    /// Bytes read and written per frame, over median time.
+    var gbPerS: Double
+    /// Frames per second of a memcpy moving the same bytes (reads + writes) per frame.
+    var floor: Double
+    var ratioToFloor: Double
+    var libyuvFps: Double?
+    var libyuvPath: String?
+    var ratioToLibyuv: Double?
+    var swscaleFps: Double?
+    var ratioToSwscale: Double?
+    var peer: String?
+    var peerFps: Double?
+    var ratioToPeer: Double?
+    var usPerFrame: Double?
+    var allocationsPerFrame: Double?
+    var latencyP50Us: Double?
+    var latencyP99Us: Double?
+    var note: String?
+}
+
+/// How hard to measure.
+struct MeasureSettings: Sendable {
+    /// Timed runs per figure (min and median are over these).
+    var repeats: Int
+    /// Roughly how long each timed run lasts.
+    var runSeconds: Double
+    /// Frame sizes to measure.
+    var sizes: [(Int, Int)]
+    /// Whether to run ffmpeg as a peer (when it is installed).
+    var ffmpeg: String?
+}
+
+/// A benchmark: a name to filter on and a body producing one or more rows.
+///
+/// The registry is a plain list: add a case to ``BenchmarkRegistry/all(settings:)`` (or a new
+/// group function there) and it is filtered, run, printed and written like the others.
+struct BenchmarkCase {
+    var name: String
+    var group: String
+    var run: (MeasureSettings) throws -> [BenchmarkResult]
+}
+
+enum BenchmarkRegistry {
+    static func all(settings: MeasureSettings) -> [BenchmarkCase] {
+        ConversionBenchmarks.cases(settings: settings) + PipelineBenchmarks.cases(settings: settings)
+            + ProcessorBenchmarks.cases(settings: settings)
+    }
+}
+
+/// EXTENSION POINT — frame processors.
+///
+/// The processor API (`FrameProcessor`, built-in processors, chains) is being written
+/// separately. When it lands, add cases here: each built-in processor on a BGRA and an NV12
+/// frame at every size, and a three-processor chain inside the pipeline benchmark (reuse
+/// `PipelineBenchmarks.measure` with a configured output). Until then this group is empty.
+enum ProcessorBenchmarks {
+    static func cases(settings: MeasureSettings) -> [BenchmarkCase] { [] }
+}

@@ -1,0 +1,319 @@
+import CSwscale
+import CYUV
+import Foundation
+import Viewfinder
+
+/// Every conversion the format negotiation can pick, at each size, with and without a 2x
+/// downscale: Viewfinder's converter with 1 and N threads, against a memcpy floor, libyuv on
+/// one core, plain single-threaded libswscale and, when installed, ffmpeg's own filters.
+enum ConversionBenchmarks {
+    struct Pair {
+        var source: PixelFormat
+        var destination: PixelFormat
+        /// ffmpeg's names for the two formats.
+        var ffmpegSource: String
+        var ffmpegDestination: String
+        var label: String
+    }
+
+    static let pairs: [Pair] = [
+        Pair(source: .yuyv, destination: .bgra, ffmpegSource: "yuyv422", ffmpegDestination: "bgra", label: "yuyv-bgra"),
+        Pair(
+            source: .yuyv, destination: .nv12VideoRange, ffmpegSource: "yuyv422", ffmpegDestination: "nv12",
+            label: "yuyv-nv12"),
+        Pair(
+            source: .nv12VideoRange, destination: .bgra, ffmpegSource: "nv12", ffmpegDestination: "bgra",
+            label: "nv12-bgra"),
+        Pair(
+            source: .bgra, destination: .nv12VideoRange, ffmpegSource: "bgra", ffmpegDestination: "nv12",
+            label: "bgra-nv12"),
+    ]
+
+    static func cases(settings: MeasureSettings) -> [BenchmarkCase] {
+        settings.sizes.flatMap { size in
+            pairs.flatMap { pair in
+                [false, true].map { halves in
+                    let source = CaptureDevice.Dimensions(width: size.0, height: size.1)
+                    let destination = halves ? CaptureDevice.Dimensions(width: size.0 / 2, height: size.1 / 2) : source
+                    return BenchmarkCase(
+                        name: "convert/\(pair.label)/\(source)-\(destination)", group: "conversion"
+                    ) { settings in
+                        try run(pair, source, destination, settings)
+                    }
+                }
+            }
+        }
+    }
+
+    static let ring = 4
+
+    static func buffers(_ format: PixelFormat, _ size: CaptureDevice.Dimensions, pattern: Bool) throws -> [PixelBuffer]
+    {
+        let pool = try PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: ring)
+        return (0..<ring).map { index in
+            let buffer = pool.makePixelBuffer()!
+            if pattern { TestPattern.render(sequenceNumber: UInt64(index), into: buffer) }
+            return buffer
+        }
+    }
+
+    static func run(
+        _ pair: Pair, _ sourceSize: CaptureDevice.Dimensions, _ destinationSize: CaptureDevice.Dimensions,
+        _ settings: MeasureSettings
+    ) throws -> [BenchmarkResult] {
+        let sources = try buffers(pair.source, sourceSize, pattern: true)
+        let destinations = try buffers(pair.destination, destinationSize, pattern: false)
+        let bytes =
+            pair.source.frameSize(width: sourceSize.width, height: sourceSize.height)
+            + pair.destination.frameSize(width: destinationSize.width, height: destinationSize.height)
+
+        let copier = Measure.Copier(bytes: bytes)
+        let variants = LibyuvBaseline.variants(pair, sourceSize, destinationSize)
+        let swscale = try SwscaleBaseline(pair, sourceSize, destinationSize)
+        let counts = Array(Set([1, PixelConverter.Options.defaultThreadCount])).sorted()
+        let converters = try counts.map {
+            try PixelConverter(
+                from: pair.source, size: sourceSize, to: pair.destination, size: destinationSize,
+                options: .init(threadCount: $0))
+        }
+
+        var bodies: [(Int) throws -> Void] = [
+            copier.copy, { swscale.run(sources[$0 % ring], destinations[$0 % ring]) },
+        ]
+        for variant in variants {
+            bodies.append { variant.run(sources[$0 % ring], destinations[$0 % ring]) }
+        }
+        for converter in converters {
+            bodies.append { try converter.convert(sources[$0 % ring], into: destinations[$0 % ring]) }
+        }
+        let figures = try Measure.interleaved(settings, bodies)
+        let floor = figures[0].median
+        let swscaleFigures = figures[1]
+        let libyuv = zip(variants.map(\.label), figures[2..<(2 + variants.count)]).max { $0.1.median < $1.1.median }
+        let converterFigures = figures.suffix(converters.count)
+
+        var peer: (String, Double)?
+        if let ffmpeg = settings.ffmpeg {
+            let frames = max(
+                ring * 4, min(800, Int(swscaleFigures.median * settings.runSeconds * Double(settings.repeats))))
+            peer = FFmpegPeer.run(
+                ffmpeg: ffmpeg, pair: pair, sources: sources, sourceSize: sourceSize, destinationSize: destinationSize,
+                frames: frames / ring * ring)
+        }
+
+        var results: [BenchmarkResult] = []
+        for (converter, figures) in zip(converters, converterFigures) {
+            var result = BenchmarkResult(
+                name: "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/threads=\(converter.options.threadCount)",
+                group: "conversion", width: sourceSize.width, height: sourceSize.height,
+                destinationWidth: destinationSize.width, destinationHeight: destinationSize.height,
+                threads: converter.bandCount, engine: converter.engine.rawValue, fpsMin: figures.min,
+                fpsMedian: figures.median, gbPerS: Double(bytes) * figures.median / 1e9, floor: floor,
+                ratioToFloor: figures.median / floor)
+            result.allocationsPerFrame = figures.allocationsPerFrame
+            if let libyuv {
+                result.libyuvFps = libyuv.1.median
+                result.libyuvPath = libyuv.0
+                result.ratioToLibyuv = figures.median / libyuv.1.median
+            }
+            result.swscaleFps = swscaleFigures.median
+            result.ratioToSwscale = figures.median / swscaleFigures.median
+            if let peer {
+                result.peer = peer.0
+                result.peerFps = peer.1
+                result.ratioToPeer = figures.median / peer.1
+            }
+            results.append(result)
+        }
+        return results
+    }
+}
+
+// MARK: libyuv, one core
+
+/// libyuv on one core, whole frames: the pair's function, and for a 2x downscale each plain
+/// composition of libyuv's converters and scalers (the runner reports the fastest).
+enum LibyuvBaseline {
+    struct Variant {
+        var label: String
+        var run: (PixelBuffer, PixelBuffer) -> Void
+    }
+
+    static func p(_ b: PixelBuffer, _ i: Int) -> UnsafeMutablePointer<UInt8> {
+        b.baseAddress(ofPlane: i).assumingMemoryBound(to: UInt8.self)
+    }
+    static func s(_ b: PixelBuffer, _ i: Int) -> Int32 { Int32(b.bytesPerRow(ofPlane: i)) }
+    static func w(_ b: PixelBuffer) -> Int32 { Int32(b.width) }
+    static func h(_ b: PixelBuffer) -> Int32 { Int32(b.height) }
+
+    static func scratch(_ format: PixelFormat, _ size: CaptureDevice.Dimensions) -> PixelBuffer {
+        try! PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: 1)
+            .makePixelBuffer()!
+    }
+
+    static func convert(_ x: PixelBuffer, _ y: PixelBuffer) {
+        switch (x.pixelFormat, y.pixelFormat) {
+        case (.yuyv, .bgra): _ = YUY2ToARGB(p(x, 0), s(x, 0), p(y, 0), s(y, 0), w(x), h(x))
+        case (.yuyv, .nv12VideoRange): _ = YUY2ToNV12(p(x, 0), s(x, 0), p(y, 0), s(y, 0), p(y, 1), s(y, 1), w(x), h(x))
+        case (.yuyv, .i420):
+            _ = YUY2ToI420(p(x, 0), s(x, 0), p(y, 0), s(y, 0), p(y, 1), s(y, 1), p(y, 2), s(y, 2), w(x), h(x))
+        case (.nv12VideoRange, .bgra): _ = NV12ToARGB(p(x, 0), s(x, 0), p(x, 1), s(x, 1), p(y, 0), s(y, 0), w(x), h(x))
+        case (.bgra, .nv12VideoRange): _ = ARGBToNV12(p(x, 0), s(x, 0), p(y, 0), s(y, 0), p(y, 1), s(y, 1), w(x), h(x))
+        case (.i420, .bgra):
+            _ = I420ToARGB(p(x, 0), s(x, 0), p(x, 1), s(x, 1), p(x, 2), s(x, 2), p(y, 0), s(y, 0), w(x), h(x))
+        default: fatalError("no libyuv baseline for \(x.pixelFormat) -> \(y.pixelFormat)")
+        }
+    }
+
+    static func scale(_ x: PixelBuffer, _ y: PixelBuffer) {
+        let f = kFilterBilinear
+        switch x.pixelFormat {
+        case .bgra: _ = ARGBScale(p(x, 0), s(x, 0), w(x), h(x), p(y, 0), s(y, 0), w(y), h(y), f)
+        case .nv12VideoRange:
+            _ = NV12Scale(
+                p(x, 0), s(x, 0), p(x, 1), s(x, 1), w(x), h(x), p(y, 0), s(y, 0), p(y, 1), s(y, 1), w(y), h(y), f)
+        case .i420:
+            _ = I420Scale(
+                p(x, 0), s(x, 0), p(x, 1), s(x, 1), p(x, 2), s(x, 2), w(x), h(x), p(y, 0), s(y, 0), p(y, 1), s(y, 1),
+                p(y, 2), s(y, 2), w(y), h(y), f)
+        default: fatalError("libyuv cannot scale \(x.pixelFormat)")
+        }
+    }
+
+    static func variants(
+        _ pair: ConversionBenchmarks.Pair, _ sourceSize: CaptureDevice.Dimensions,
+        _ destinationSize: CaptureDevice.Dimensions
+    ) -> [Variant] {
+        let (a, b) = (pair.source, pair.destination)
+        if sourceSize == destinationSize { return [Variant(label: "direct", run: convert)] }
+        var variants: [Variant] = []
+        // Convert at full size, then scale the result.
+        if b != .yuyv {
+            let full = scratch(b, sourceSize)
+            variants.append(
+                Variant(label: "convert+scale") { x, y in
+                    convert(x, full)
+                    scale(full, y)
+                })
+        }
+        // Scale in the source format, then convert the small frame.
+        if a != .yuyv {
+            let small = scratch(a, destinationSize)
+            variants.append(
+                Variant(label: "scale+convert") { x, y in
+                    scale(x, small)
+                    convert(small, y)
+                })
+        } else if b == .bgra {
+            // YUYV cannot be scaled by libyuv: go through I420.
+            let full = scratch(.i420, sourceSize)
+            let small = scratch(.i420, destinationSize)
+            variants.append(
+                Variant(label: "to-i420+scale+convert") { x, y in
+                    convert(x, full)
+                    scale(full, small)
+                    convert(small, y)
+                })
+        }
+        return variants
+    }
+}
+
+// MARK: libswscale, one thread
+
+/// Plain libswscale: SWS_BILINEAR, default colour details, one thread, whole frames.
+final class SwscaleBaseline {
+    let context: OpaquePointer
+
+    init(
+        _ pair: ConversionBenchmarks.Pair, _ sourceSize: CaptureDevice.Dimensions,
+        _ destinationSize: CaptureDevice.Dimensions
+    ) throws {
+        func format(_ f: PixelFormat) -> AVPixelFormat {
+            switch f {
+            case .bgra: return AV_PIX_FMT_BGRA
+            case .yuyv: return AV_PIX_FMT_YUYV422
+            case .i420: return AV_PIX_FMT_YUV420P
+            default: return AV_PIX_FMT_NV12
+            }
+        }
+        guard
+            let context = sws_getContext(
+                Int32(sourceSize.width), Int32(sourceSize.height), format(pair.source), Int32(destinationSize.width),
+                Int32(destinationSize.height), format(pair.destination), SWS_BILINEAR, nil, nil, nil)
+        else { throw CaptureError(.conversionFailed, "libswscale refused \(pair.label)") }
+        self.context = context
+    }
+
+    deinit { sws_freeContext(context) }
+
+    func run(_ x: PixelBuffer, _ y: PixelBuffer) {
+        var sourcePlanes: [UnsafePointer<UInt8>?] = [nil, nil, nil, nil]
+        var sourceStrides: [Int32] = [0, 0, 0, 0]
+        var destinationPlanes: [UnsafeMutablePointer<UInt8>?] = [nil, nil, nil, nil]
+        var destinationStrides: [Int32] = [0, 0, 0, 0]
+        for i in 0..<x.planeCount {
+            sourcePlanes[i] = UnsafePointer(LibyuvBaseline.p(x, i))
+            sourceStrides[i] = LibyuvBaseline.s(x, i)
+        }
+        for i in 0..<y.planeCount {
+            destinationPlanes[i] = LibyuvBaseline.p(y, i)
+            destinationStrides[i] = LibyuvBaseline.s(y, i)
+        }
+        _ = sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(x.height), destinationPlanes, destinationStrides)
+    }
+}
+
+// MARK: ffmpeg
+
+/// The same conversion through the ffmpeg command line's own filters, on the same frames.
+enum FFmpegPeer {
+    /// The ffmpeg executable, if one is installed.
+    static func locate() -> String? {
+        for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+            let path = "\(directory)/ffmpeg"
+            if FileManager.default.isExecutableFile(atPath: path) { return path }
+        }
+        return nil
+    }
+
+    /// Runs ffmpeg on `frames` frames (the ring of sources looped) and returns what ran and its
+    /// frames per second (frames over ffmpeg's own `-benchmark` real time), or `nil` on failure.
+    static func run(
+        ffmpeg: String, pair: ConversionBenchmarks.Pair, sources: [PixelBuffer],
+        sourceSize: CaptureDevice.Dimensions, destinationSize: CaptureDevice.Dimensions, frames: Int
+    ) -> (String, Double)? {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "viewfinder-bench-\(getpid())-\(pair.ffmpegSource)-\(sourceSize).raw")
+        defer { try? FileManager.default.removeItem(at: file) }
+        var data = Data()
+        for buffer in sources {
+            for plane in 0..<buffer.planeCount { data.append(contentsOf: buffer.bytes(ofPlane: plane)) }
+        }
+        guard (try? data.write(to: file)) != nil else { return nil }
+        let loops = max(0, frames / sources.count - 1)
+        let filter =
+            "scale=\(destinationSize.width):\(destinationSize.height):flags=bilinear,format=\(pair.ffmpegDestination)"
+        let arguments = [
+            "-hide_banner", "-nostdin", "-nostats", "-benchmark", "-stream_loop", "\(loops)", "-f", "rawvideo",
+            "-pix_fmt", pair.ffmpegSource, "-s", "\(sourceSize.width)x\(sourceSize.height)", "-i", file.path,
+            "-vf", filter, "-f", "null", "-",
+        ]
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: ffmpeg)
+        process.arguments = arguments
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return nil }
+        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0,
+            let range = output.range(of: #"rtime=([0-9.]+)s"#, options: .regularExpression)
+        else { return nil }
+        let seconds = Double(output[range].dropFirst(6).dropLast()) ?? 0
+        guard seconds > 0 else { return nil }
+        let total = sources.count * (loops + 1)
+        return ("ffmpeg -vf \(filter) (\(total) frames, rawvideo demux included)", Double(total) / seconds)
+    }
+}
