@@ -69,10 +69,8 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     private let bands: [Range<Int>]
     /// One scratch per band, for routes that halve or take more than one step.
     private let bandScratch: [BandScratch]
-    /// Whole-frame scratch for the two-step scaling plans.
-    private let scratch: PixelBuffer?
-    /// Whole-frame chroma scratch for their kernel, when it needs one.
-    private let frameKernelScratch: ConversionScratch
+    /// The two steps of a composite plan, and the whole frame between them.
+    private let composite: (first: PixelConverter, scratch: PixelBuffer, second: PixelConverter)?
     private let swscale: OpaquePointer?
     /// The threads converting bands 1..<n, when there is more than one band.
     private let workers: BandWorkers?
@@ -81,10 +79,12 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         /// A route of libyuv kernels (and range tables), band by band and, for routes of more
         /// than one step, strip by strip.
         case route(ConversionRoute, stripRows: Int)
-        /// Scale the source (in its own format) into scratch, then convert.
-        case scaleThenConvert(YUVKernel?)
-        /// Convert into scratch at the source size, then scale into the destination.
-        case convertThenScale(YUVKernel)
+        /// Scale factors other than 1 and 2: libswscale scales within one format (it scales
+        /// exactly; libyuv's bilinear upscaler shifts flat areas by ~2 levels) and a route converts
+        /// at the smaller of the two sizes: scale then convert when shrinking, convert then scale
+        /// when growing.
+        case composite
+        /// libswscale alone: scaling within one format.
         case swscale
     }
 
@@ -130,10 +130,21 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     ///
     /// Throws ``CaptureError/Code/unsupportedPixelFormat`` for compressed or unknown formats and
     /// ``CaptureError/Code/invalidArgument`` for sizes that are not positive or options below 1.
-    public init(
+    public convenience init(
         from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
         to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions,
         options: Options = Options()
+    ) throws(CaptureError) {
+        try self.init(
+            from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize, options: options,
+            scalingOnly: false)
+    }
+
+    /// `scalingOnly`: the formats are the same and libswscale scales (a composite's scaling step).
+    private init(
+        from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
+        to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions,
+        options: Options, scalingOnly: Bool
     ) throws(CaptureError) {
         for format in [sourceFormat, destinationFormat] where !Self.convertible.contains(format) {
             throw CaptureError(
@@ -157,30 +168,29 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         self.destinationSize = destinationSize
         self.options = options
 
-        let plan = Self.makePlan(from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize)
+        let plan =
+            scalingOnly
+            ? Plan.swscale
+            : Self.makePlan(from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize)
         self.plan = plan
-        var scratchFormat: PixelFormat?
-        var scratchSize = sourceSize
-        var kernelScratchBytes = 0
-        switch plan {
-        case .scaleThenConvert(let kernel):
-            if let kernel {
-                scratchFormat = sourceFormat
-                scratchSize = destinationSize
-                if kernel.needsScratch {
-                    kernelScratchBytes = YUVKernel.scratchBytes(
-                        width: destinationSize.width, rows: destinationSize.height)
-                }
+        if case .composite = plan {
+            let shrinks = destinationSize.area <= sourceSize.area
+            let middle = shrinks ? (sourceFormat, destinationSize) : (destinationFormat, sourceSize)
+            let pool = try PixelBufferPool(
+                pixelFormat: middle.0, width: middle.1.width, height: middle.1.height, capacity: 1)
+            guard let scratch = pool.makePixelBuffer() else {
+                throw CaptureError(.outOfBuffers, "could not make the converter's scratch frame")
             }
-        case .convertThenScale(let kernel):
-            scratchFormat = destinationFormat
-            if kernel.needsScratch {
-                kernelScratchBytes = YUVKernel.scratchBytes(width: sourceSize.width, rows: sourceSize.height)
-            }
-        default:
-            break
+            let first = try PixelConverter(
+                from: sourceFormat, size: sourceSize, to: middle.0, size: middle.1, options: options,
+                scalingOnly: shrinks)
+            let second = try PixelConverter(
+                from: middle.0, size: middle.1, to: destinationFormat, size: destinationSize, options: options,
+                scalingOnly: !shrinks)
+            composite = (first, scratch, second)
+        } else {
+            composite = nil
         }
-        frameKernelScratch = ConversionScratch(regionSizes: kernelScratchBytes > 0 ? [kernelScratchBytes] : [])
 
         // Bands: only for routes, never thinner than a row pair or the pixel floor.
         var bandCount = 1
@@ -212,13 +222,6 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         } else {
             engine = .libyuv
             swscale = nil
-        }
-        if let scratchFormat {
-            let pool = try PixelBufferPool(
-                pixelFormat: scratchFormat, width: scratchSize.width, height: scratchSize.height, capacity: 1)
-            scratch = pool.makePixelBuffer()
-        } else {
-            scratch = nil
         }
         workers?.work = { [unowned self] band, source, destination in runBand(band, source, destination) }
     }
@@ -258,14 +261,8 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
                 return .route(route, stripRows: stripRows)
             }
         }
-        let kernel = YUVKernel.find(from: sourceFormat, to: destinationFormat)
-        if sourceSize != destinationSize {
-            if YUVKernel.canScale(sourceFormat) && (kernel != nil || sourceFormat == destinationFormat) {
-                return .scaleThenConvert(sourceFormat == destinationFormat ? nil : kernel)
-            }
-            if let kernel, YUVKernel.canScale(destinationFormat) { return .convertThenScale(kernel) }
-        }
-        return .swscale
+        if sourceFormat == destinationFormat { return .swscale }
+        return .composite
     }
 
     /// Converts `source` into `destination`. Both must have the formats and sizes this
@@ -290,21 +287,11 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         switch plan {
         case .route:
             status = runBands(ImageView(source), ImageView(destination))
-        case .scaleThenConvert(let kernel):
-            if let kernel, let scratch {
-                let scaled = YUVKernel.scale(sourceFormat, ImageView(source), into: ImageView(scratch))
-                status =
-                    scaled != 0
-                    ? scaled : kernel.run(ImageView(scratch), ImageView(destination), frameKernelScratch.regions.first)
-            } else {
-                status = YUVKernel.scale(sourceFormat, ImageView(source), into: ImageView(destination))
-            }
-        case .convertThenScale(let kernel):
-            guard let scratch else { return }
-            let converted = kernel.run(ImageView(source), ImageView(scratch), frameKernelScratch.regions.first)
-            status =
-                converted != 0
-                ? converted : YUVKernel.scale(destinationFormat, ImageView(scratch), into: ImageView(destination))
+        case .composite:
+            guard let (first, scratch, second) = composite else { return }
+            try first.convert(source, into: scratch)
+            try second.convert(scratch, into: destination)
+            return
         case .swscale:
             status = runSwscale(source, destination)
         }
