@@ -1,26 +1,26 @@
-import CYUV
 import Synchronization
 
-/// Blurs frames with a box filter: each output sample is the mean of the (2 × radius + 1)²
-/// samples around it (like ffmpeg's `boxblur` with one pass).
+/// Blurs frames with a box filter: each output sample is the mean, rounded to nearest, of the
+/// (2 × radius + 1)² samples around it (like ffmpeg's `boxblur` with one pass). Samples beyond
+/// the border repeat the edge sample.
 ///
-/// - BGRA: libyuv `ARGBBlur`, which runs on a table of cumulative sums (allocated once per frame
-///   width and radius, reused after). At the borders it averages the part of the box inside the
-///   frame.
-/// - NV12 and I420: libyuv has no planar box blur, so this is a separable running-sum blur, O(1)
-///   per sample whatever the radius: a running sum down each column (one row of 32-bit sums,
-///   updated by adding the row entering the box and subtracting the row leaving it), then a
-///   running sum along that row. Samples beyond the border repeat the edge sample. Luma uses
-///   `radius`; chroma, at half resolution, uses `(radius + 1) / 2`, covering about the same area.
+/// It is a separable running-sum blur, O(1) per sample whatever the radius: a running sum down
+/// each column (one row of 32-bit sums, updated by adding the row entering the box and
+/// subtracting the row leaving it), then a running sum along that row. BGRA is blurred as four
+/// interleaved channels (alpha included); NV12 and I420 blur luma with `radius` and chroma, at half
+/// resolution, with `(radius + 1) / 2`, covering about the same area.
 ///
-/// A flat image stays exactly flat; a step edge becomes a ramp (2 × radius + 1) samples wide.
+/// A flat image stays exactly flat; a step edge becomes a monotone ramp 2 × radius + 1 samples
+/// wide. (libyuv's `ARGBBlur` was the first choice for BGRA, but it truncates its averages — a
+/// flat level of 90 comes out as 89 with 3×3 and 5×5 boxes, which also breaks monotonicity at
+/// edges — and no installed library has a planar box blur.)
 ///
 /// ```swift
 /// try output.addProcessor(BoxBlurProcessor(radius: 4), named: "blur")
 /// ```
 ///
-/// Thread safety: the scratch memory sits behind a `Mutex`; one instance may serve several
-/// outputs.
+/// Thread safety: the row of column sums sits behind a `Mutex` (allocated on the first frame of
+/// a width, reused after); one instance may serve several outputs.
 public final class BoxBlurProcessor: FrameProcessor {
     /// Samples on each side of the centre that the box reaches (1 is a 3×3 box).
     public let radius: Int
@@ -43,7 +43,7 @@ public final class BoxBlurProcessor: FrameProcessor {
     public var acceptedPixelFormats: [PixelFormat] { [.bgra, .nv12VideoRange, .nv12FullRange, .i420] }
 
     /// The input; throws ``CaptureError/Code/invalidArgument`` when the box would be wider than
-    /// half the frame (libyuv's limit: radius ≤ min(width / 2 − 1, height)).
+    /// the frame (radius ≥ half the width or height), where a blur stops meaning much.
     public func outputFormat(for input: FrameFormat) throws(CaptureError) -> FrameFormat {
         guard acceptedPixelFormats.contains(input.pixelFormat) else {
             throw BuiltIn.unsupported("BoxBlurProcessor", input, accepted: acceptedPixelFormats)
@@ -62,30 +62,26 @@ public final class BoxBlurProcessor: FrameProcessor {
         let source = frame.image
         let destination = try BuiltIn.outputBuffer(for: frame, processor: "BoxBlurProcessor")
         let radius = self.radius
-        let status: Int32 = scratch.withLock { scratch in
-            if source.pixelFormat == .bgra {
-                // A circular table of 2r + 2 rows of cumulative sums, 4 Int32 per pixel.
-                let stride = source.width * 4
-                let memory = ScratchMemory.reuse(
-                    scratch, byteCount: (2 * radius + 2) * stride * 4, key: source.width << 8 | radius)
-                scratch = memory
-                return ARGBBlur(
-                    BuiltIn.pixels(source, 0), BuiltIn.stride(source, 0), BuiltIn.pixels(destination, 0),
-                    BuiltIn.stride(destination, 0), memory.typed(Int32.self), Int32(stride), Int32(source.width),
-                    Int32(source.height), Int32(radius))
+        scratch.withLock { scratch in
+            // One row of column sums, as wide as the widest plane row in samples (bytes).
+            var samples = 0
+            for plane in 0..<source.planeCount {
+                samples = max(samples, source.pixelFormat.planeGeometry(plane, width: source.width, height: 1).bytesPerRow)
             }
-            // One row of column sums, as wide as the widest plane row in samples.
-            let memory = ScratchMemory.reuse(scratch, byteCount: source.width * 4, key: -source.width)
+            let memory = ScratchMemory.reuse(scratch, byteCount: samples * 4, key: samples)
             scratch = memory
             for plane in 0..<source.planeCount {
-                let interleaved = plane == 1 && source.pixelFormat != .i420
+                let channels: Int
+                switch (source.pixelFormat, plane) {
+                case (.bgra, _): channels = 4
+                case (.i420, _), (_, 0): channels = 1
+                default: channels = 2  // NV12's interleaved CbCr
+                }
                 Self.blurPlane(
-                    source, into: destination, plane: plane, channels: interleaved ? 2 : 1,
+                    source, into: destination, plane: plane, channels: channels,
                     radius: plane == 0 ? radius : (radius + 1) / 2, columnSums: memory.typed(UInt32.self))
             }
-            return 0
         }
-        guard status == 0 else { throw BuiltIn.libyuvFailed("BoxBlurProcessor", "ARGBBlur", status, source) }
         frame.image = destination
         return .keep
     }
