@@ -19,7 +19,9 @@ struct ProcessorAnalysisTests {
         let stats = try statistics(image, stride: stride)
         var expected = [Int](repeating: 0, count: 256)
         for y in Swift.stride(from: 0, to: 120, by: stride) {
-            for x in Swift.stride(from: 0, to: 160, by: stride) { expected[Int(Reference.sample(image, x: x, y: y).0)] += 1 }
+            for x in Swift.stride(from: 0, to: 160, by: stride) {
+                expected[Int(Reference.sample(image, x: x, y: y).0)] += 1
+            }
         }
         let count = expected.reduce(0, +)
         let mean = Double(expected.enumerated().reduce(0) { $0 + $1.offset * $1.element }) / Double(count)
@@ -98,7 +100,8 @@ struct ProcessorAnalysisTests {
         // The same change under a stricter fraction is not motion.
         let strict = try MotionDetectionProcessor(minimumChangedFraction: 0.5)
         _ = try report(strict, try ProcessorHarness.pattern(format, width: w, height: h, sequenceNumber: 0))
-        #expect(try !report(strict, try ProcessorHarness.pattern(format, width: w, height: h, sequenceNumber: 5)).isMotion)
+        #expect(
+            try !report(strict, try ProcessorHarness.pattern(format, width: w, height: h, sequenceNumber: 5)).isMotion)
     }
 
     @Test("a new frame size starts over without a reference")

@@ -101,7 +101,9 @@ struct ProcessorFilterTests {
 }
 
 extension ProcessorFilterTests {
-    @Test("odd frame sizes blur without touching memory beyond the planes", arguments: [PixelFormat.bgra, .nv12VideoRange])
+    @Test(
+        "odd frame sizes blur without touching memory beyond the planes",
+        arguments: [PixelFormat.bgra, .nv12VideoRange])
     func blurOddSize(format: PixelFormat) throws {
         let source = try ProcessorHarness.flat(format, width: 97, height: 61, rgb: (10, 200, 30))
         let blurred = try ProcessorHarness.output(BoxBlurProcessor(radius: 3), on: source)

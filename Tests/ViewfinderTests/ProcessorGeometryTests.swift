@@ -43,7 +43,8 @@ struct ProcessorGeometryTests {
         if angle == 90 {
             let bar = TestPattern.barColumns(0, width: w)
             let row = TestPattern.barRows(height: h).lowerBound
-            #expect(Reference.sample(rotated, x: h - 1 - row, y: bar.lowerBound) == Reference.sample(source, x: 0, y: row))
+            #expect(
+                Reference.sample(rotated, x: h - 1 - row, y: bar.lowerBound) == Reference.sample(source, x: 0, y: row))
         }
     }
 
@@ -81,7 +82,8 @@ struct ProcessorGeometryTests {
         #expect(Reference.sample(mirrored, x: 0, y: row) == Reference.sample(source, x: w - 1, y: row))
         var mismatches = 0
         for y in 0..<h {
-            for x in 0..<w where Reference.sample(mirrored, x: w - 1 - x, y: y) != Reference.sample(source, x: x, y: y) {
+            for x in 0..<w where Reference.sample(mirrored, x: w - 1 - x, y: y) != Reference.sample(source, x: x, y: y)
+            {
                 mismatches += 1
             }
         }
@@ -98,7 +100,8 @@ struct ProcessorGeometryTests {
         #expect(output.width == 100 && output.height == 64 && output.pixelFormat == format)
         var mismatches = 0
         for y in 0..<64 {
-            for x in 0..<100 where Reference.sample(output, x: x, y: y) != Reference.sample(source, x: x + 18, y: y + 10) {
+            for x in 0..<100
+            where Reference.sample(output, x: x, y: y) != Reference.sample(source, x: x + 18, y: y + 10) {
                 mismatches += 1
             }
         }

@@ -52,7 +52,8 @@ public final class BoxBlurProcessor: FrameProcessor {
         guard radius <= limit else {
             throw CaptureError(
                 .invalidArgument,
-                "a box blur radius of \(radius) is too large for \(input.width)x\(input.height) frames: use at most \(max(0, limit)) or blur larger frames"
+                "a box blur radius of \(radius) is too large for \(input.width)x\(input.height) frames: "
+                    + "use at most \(max(0, limit)) or blur larger frames"
             )
         }
         return input
@@ -66,7 +67,8 @@ public final class BoxBlurProcessor: FrameProcessor {
             // One row of column sums, as wide as the widest plane row in samples (bytes).
             var samples = 0
             for plane in 0..<source.planeCount {
-                samples = max(samples, source.pixelFormat.planeGeometry(plane, width: source.width, height: 1).bytesPerRow)
+                samples = max(
+                    samples, source.pixelFormat.planeGeometry(plane, width: source.width, height: 1).bytesPerRow)
             }
             let memory = ScratchMemory.reuse(scratch, byteCount: samples * 4, key: samples)
             scratch = memory

@@ -34,7 +34,9 @@ enum BuiltIn {
     static func unsupported(_ processor: String, _ input: FrameFormat, accepted: [PixelFormat]) -> CaptureError {
         CaptureError(
             .unsupportedFormat,
-            "\(processor) cannot process \(input.pixelFormat.name) frames: it takes \(accepted.map(\.name).joined(separator: ", ")); add it to an output's chain (which converts for it) or put a ConvertProcessor before it"
+            "\(processor) cannot process \(input.pixelFormat.name) frames: it takes "
+                + "\(accepted.map(\.name).joined(separator: ", ")); add it to an output's chain (which converts "
+                + "for it) or put a ConvertProcessor before it"
         )
     }
 
@@ -44,7 +46,8 @@ enum BuiltIn {
     {
         CaptureError(
             .conversionFailed,
-            "\(processor): libyuv \(function) failed (status \(status)) on a \(frame.pixelFormat.name) \(frame.width)x\(frame.height) frame; this is a bug, please report it"
+            "\(processor): libyuv \(function) failed (status \(status)) on a \(frame.pixelFormat.name) "
+                + "\(frame.width)x\(frame.height) frame; this is a bug, please report it"
         )
     }
 }

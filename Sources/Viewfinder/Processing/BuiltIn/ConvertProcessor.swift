@@ -40,7 +40,8 @@ public final class ConvertProcessor: FrameProcessor {
         if let pixelFormat, !PixelConverter.convertible.contains(pixelFormat) {
             throw CaptureError(
                 .unsupportedPixelFormat,
-                "ConvertProcessor cannot produce \(pixelFormat.name): choose one of \(PixelConverter.convertible.map(\.name).joined(separator: ", "))"
+                "ConvertProcessor cannot produce \(pixelFormat.name): choose one of "
+                    + PixelConverter.convertible.map(\.name).joined(separator: ", ")
             )
         }
         if let size, size.width <= 0 || size.height <= 0 {

@@ -46,7 +46,8 @@ public final class CropProcessor: FrameProcessor {
         guard x + width <= input.width, y + height <= input.height else {
             throw CaptureError(
                 .invalidArgument,
-                "crop rectangle (\(x), \(y)) \(width)x\(height) does not fit in \(input.width)x\(input.height) frames: make it smaller or move it inside the frame"
+                "crop rectangle (\(x), \(y)) \(width)x\(height) does not fit in \(input.width)x\(input.height) "
+                    + "frames: make it smaller or move it inside the frame"
             )
         }
         let evenX = BuiltIn.isSubsampled420(input.pixelFormat) || input.pixelFormat == .yuyv
@@ -54,7 +55,8 @@ public final class CropProcessor: FrameProcessor {
         if (evenX && (x % 2 != 0 || width % 2 != 0)) || (evenY && (y % 2 != 0 || height % 2 != 0)) {
             throw CaptureError(
                 .invalidArgument,
-                "crop rectangle (\(x), \(y)) \(width)x\(height) splits chroma samples of \(input.pixelFormat.name) frames: use even coordinates and sizes"
+                "crop rectangle (\(x), \(y)) \(width)x\(height) splits chroma samples of "
+                    + "\(input.pixelFormat.name) frames: use even coordinates and sizes"
             )
         }
         return FrameFormat(pixelFormat: input.pixelFormat, width: width, height: height)

@@ -36,7 +36,8 @@ public final class LumaStatisticsProcessor: FrameProcessor {
     {
         guard (1...16).contains(sampleStride) else {
             throw CaptureError(
-                .invalidArgument, "a luma statistics sample stride must be 1...16 (1 counts every pixel), got \(sampleStride)")
+                .invalidArgument,
+                "a luma statistics sample stride must be 1...16 (1 counts every pixel), got \(sampleStride)")
         }
         self.sampleStride = sampleStride
         self.attachmentKey = attachmentKey

@@ -50,7 +50,9 @@ public final class MotionDetectionProcessor: FrameProcessor {
         guard minimumChangedFraction >= 0, minimumChangedFraction <= 1 else {
             throw CaptureError(
                 .invalidArgument,
-                "a motion fraction must be between 0 and 1 (e.g. 0.01 for 1 % of the picture), got \(minimumChangedFraction)")
+                "a motion fraction must be between 0 and 1 (e.g. 0.01 for 1 % of the picture), "
+                    + "got \(minimumChangedFraction)"
+            )
         }
         self.pixelThreshold = pixelThreshold
         self.minimumChangedFraction = minimumChangedFraction

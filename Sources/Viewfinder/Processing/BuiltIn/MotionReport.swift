@@ -15,7 +15,7 @@ public struct MotionReport: Sendable, Hashable {
     /// The mean absolute luma difference over all pixels, 0–255.
     public var meanAbsoluteDifference: Double
     /// Whether ``changedFraction`` reached the processor's
-    /// ``MotionDetectionProcessor/minimumChangedFraction``.
+    /// ``MotionDetectionProcessor/minimumChangedFraction`` (and at least one pixel changed).
     public var isMotion: Bool
     /// Whether there was a previous frame to compare with: `false` for the first frame (and the
     /// first after the frame size changed), which reports no motion.
