@@ -90,7 +90,7 @@ public final class BoxBlurProcessor: FrameProcessor {
 
     /// Box-blurs one plane of 8-bit samples (`channels` interleaved per position) with edge
     /// samples repeated, in O(1) per sample. `columnSums` holds a row of samples.
-    static func blurPlane(
+    private static func blurPlane(
         _ source: PixelBuffer, into destination: PixelBuffer, plane: Int, channels: Int, radius: Int,
         columnSums: UnsafeMutablePointer<UInt32>
     ) {
