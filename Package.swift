@@ -34,6 +34,12 @@ let package = Package(
             dependencies: ["Viewfinder"],
             path: "Samples/viewfinder-demo"
         ),
+        // A frame processor written outside the library: a starting point to copy.
+        .executableTarget(
+            name: "viewfinder-plugin",
+            dependencies: ["Viewfinder"],
+            path: "Samples/viewfinder-plugin"
+        ),
         // Counts heap allocations for the benchmark runner (replaces malloc; bench only).
         .target(
             name: "CAllocCounter",

@@ -13,7 +13,7 @@
 ///     var acceptedPixelFormats: [PixelFormat] { [.nv12VideoRange, .nv12FullRange] }
 ///     func process(_ frame: inout ProcessorFrame) throws(CaptureError) -> ProcessorDecision {
 ///         let luma = frame.image.bytes(ofPlane: 0)
-///         frame.sampleBuffer.setAttachment(Int(luma[luma.count / 2]), forKey: Self.key)
+///         frame.setAttachment(Int(luma[luma.count / 2]), forKey: Self.key)
 ///         return .keep
 ///     }
 /// }

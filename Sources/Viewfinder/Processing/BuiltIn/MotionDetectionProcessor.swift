@@ -1,0 +1,116 @@
+import Synchronization
+
+/// Detects motion by differencing each frame's luma against the previous frame's, attaching a
+/// ``MotionReport`` under ``SampleBuffer/AttachmentKey/motionReport``. The image passes through
+/// untouched.
+///
+/// A pixel counts as changed when its luma moved by more than ``pixelThreshold`` (which absorbs
+/// sensor noise); the frame shows motion when at least ``minimumChangedFraction`` of its pixels
+/// changed. The first frame (and the first after a size change) has nothing to compare with and
+/// reports no motion.
+///
+/// The previous frame's luma is kept in a private plane, allocated once per frame size; each
+/// frame is compared and copied into it in one pass (a plain loop: libyuv's comparison functions
+/// give sums of squares, not counts above a threshold). Luma is read as ``LumaStatisticsProcessor``
+/// reads it.
+///
+/// ```swift
+/// let motion = try MotionDetectionProcessor(pixelThreshold: 24, minimumChangedFraction: 0.01)
+/// try output.addProcessor(motion, named: "motion")
+/// ```
+///
+/// Thread safety: the previous frame sits behind a `Mutex`. Each instance remembers one stream:
+/// give every output its own.
+public final class MotionDetectionProcessor: FrameProcessor {
+    /// The luma difference (0–254) a pixel must exceed to count as changed.
+    public let pixelThreshold: Int
+    /// The fraction of changed pixels (0–1) at which a frame reports motion.
+    public let minimumChangedFraction: Double
+    /// The attachment key the reports go under.
+    public let attachmentKey: SampleBuffer.AttachmentKey
+
+    private struct State {
+        /// Previous luma, `width` × `height` bytes, then a row of scratch for BGRA and YUYV.
+        var memory: ScratchMemory?
+        var hasReference = false
+    }
+    private let state = Mutex(State())
+
+    /// A detector counting pixels whose luma changed by more than `pixelThreshold` (0…254) and
+    /// reporting motion when at least `minimumChangedFraction` (0…1) of them did. Throws
+    /// ``CaptureError/Code/invalidArgument`` for values out of range.
+    public init(
+        pixelThreshold: Int = 24, minimumChangedFraction: Double = 0.01,
+        attachmentKey: SampleBuffer.AttachmentKey = .motionReport
+    ) throws(CaptureError) {
+        guard (0...254).contains(pixelThreshold) else {
+            throw CaptureError(
+                .invalidArgument, "a motion pixel threshold must be 0...254 luma levels, got \(pixelThreshold)")
+        }
+        guard minimumChangedFraction >= 0, minimumChangedFraction <= 1 else {
+            throw CaptureError(
+                .invalidArgument,
+                "a motion fraction must be between 0 and 1 (e.g. 0.01 for 1 % of the picture), "
+                    + "got \(minimumChangedFraction)"
+            )
+        }
+        self.pixelThreshold = pixelThreshold
+        self.minimumChangedFraction = minimumChangedFraction
+        self.attachmentKey = attachmentKey
+    }
+
+    /// NV12 (either range), I420, YUYV and BGRA.
+    public var acceptedPixelFormats: [PixelFormat] { LumaRows.formats }
+
+    public func outputFormat(for input: FrameFormat) throws(CaptureError) -> FrameFormat {
+        guard LumaRows.formats.contains(input.pixelFormat) else {
+            throw BuiltIn.unsupported("MotionDetectionProcessor", input, accepted: LumaRows.formats)
+        }
+        return input
+    }
+
+    public func process(_ frame: inout ProcessorFrame) throws(CaptureError) -> ProcessorDecision {
+        frame.setAttachment(compare(frame.image), forKey: attachmentKey)
+        return .keep
+    }
+
+    /// Forgets the previous frame: the next one reports no motion.
+    public func reset() {
+        state.withLock { $0.hasReference = false }
+    }
+
+    /// Compares `image` with the previous frame and makes it the new previous frame.
+    private func compare(_ image: PixelBuffer) -> MotionReport {
+        let (width, height) = (image.width, image.height)
+        let threshold = pixelThreshold
+        let (changed, difference, hadReference): (Int, Int, Bool) = state.withLock { state in
+            let planeBytes = width * height
+            let memory = ScratchMemory.reuse(state.memory, byteCount: planeBytes + width, key: width << 32 | height)
+            let hadReference = state.hasReference && memory === state.memory
+            state.memory = memory
+            state.hasReference = true
+            let previous = memory.typed(UInt8.self)
+            let row = LumaRows.needsRowScratch(image.pixelFormat) ? previous + planeBytes : nil
+            var changed = 0
+            var difference = 0
+            for y in 0..<height {
+                let luma = LumaRows.row(y, of: image, scratch: row)
+                let old = previous + y * width
+                if hadReference {
+                    for x in 0..<width {
+                        let delta = abs(Int(luma[x]) - Int(old[x]))
+                        difference += delta
+                        if delta > threshold { changed += 1 }
+                    }
+                }
+                old.update(from: luma, count: width)
+            }
+            return (changed, difference, hadReference)
+        }
+        let pixels = Double(width * height)
+        let fraction = Double(changed) / pixels
+        return MotionReport(
+            changedFraction: fraction, meanAbsoluteDifference: Double(difference) / pixels,
+            isMotion: hadReference && fraction >= minimumChangedFraction && changed > 0, hasReference: hadReference)
+    }
+}

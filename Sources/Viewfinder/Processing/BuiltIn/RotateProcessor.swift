@@ -1,0 +1,121 @@
+import CYUV
+import Synchronization
+
+/// Rotates frames clockwise by 90, 180 or 270 degrees — what `CaptureConnection.videoRotationAngle`
+/// asks for — with libyuv into a pooled buffer.
+///
+/// BGRA uses `ARGBRotate` and I420 `I420Rotate`. NV12 has no one-call rotation in libyuv that
+/// stays NV12, so the Y plane goes through `RotatePlane` straight into the output, and the
+/// interleaved CbCr plane through `SplitRotateUV` (rotating while de-interleaving into two small
+/// scratch planes) and `MergeUVPlane`; the half turn is `NV12Mirror` with a negative height
+/// (mirroring left-right and top-bottom at once). Luma is written once, with no intermediate
+/// copy, unlike going through I420 and back.
+///
+/// ```swift
+/// let rotate = try RotateProcessor(angle: 90)  // portrait from a landscape camera
+/// try output.addProcessor(rotate, named: "rotate")
+/// // 640x480 frames now arrive as 480x640.
+/// ```
+///
+/// An angle of 0 passes frames through untouched.
+///
+/// Thread safety: the NV12 chroma scratch sits behind a `Mutex` (allocated on the first frame of
+/// a size, reused after); one instance may serve several outputs.
+public final class RotateProcessor: FrameProcessor {
+    /// The clockwise rotation in degrees: 0, 90, 180 or 270.
+    public let angle: Double
+    private let mode: RotationMode
+    private let chromaScratch = Mutex<ScratchMemory?>(nil)
+
+    /// A processor rotating clockwise by `angle` degrees, which must be 0, 90, 180 or 270 (as for
+    /// `AVCaptureConnection.videoRotationAngle`); other angles throw
+    /// ``CaptureError/Code/invalidArgument``.
+    public init(angle: Double) throws(CaptureError) {
+        switch angle {
+        case 0: mode = kRotate0
+        case 90: mode = kRotate90
+        case 180: mode = kRotate180
+        case 270: mode = kRotate270
+        default:
+            throw CaptureError(
+                .invalidArgument, "cannot rotate by \(angle) degrees: use 0, 90, 180 or 270 (clockwise)")
+        }
+        self.angle = angle
+    }
+
+    /// BGRA, NV12 (either range) and I420.
+    public var acceptedPixelFormats: [PixelFormat] { [.bgra, .nv12VideoRange, .nv12FullRange, .i420] }
+
+    /// The input with width and height swapped for quarter turns.
+    public func outputFormat(for input: FrameFormat) throws(CaptureError) -> FrameFormat {
+        guard acceptedPixelFormats.contains(input.pixelFormat) else {
+            throw BuiltIn.unsupported("RotateProcessor", input, accepted: acceptedPixelFormats)
+        }
+        guard mode == kRotate90 || mode == kRotate270 else { return input }
+        return FrameFormat(pixelFormat: input.pixelFormat, width: input.height, height: input.width)
+    }
+
+    public func process(_ frame: inout ProcessorFrame) throws(CaptureError) -> ProcessorDecision {
+        guard mode != kRotate0 else { return .keep }
+        let source = frame.image
+        let destination = try BuiltIn.outputBuffer(for: frame, processor: "RotateProcessor")
+        let (s, d) = (source, destination)
+        let (width, height) = (Int32(source.width), Int32(source.height))
+        let status: Int32
+        let function: String
+        switch source.pixelFormat {
+        case .bgra:
+            function = "ARGBRotate"
+            status = ARGBRotate(
+                BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0), width, height,
+                mode)
+        case .i420:
+            function = "I420Rotate"
+            status = I420Rotate(
+                BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(s, 1), BuiltIn.stride(s, 1),
+                BuiltIn.pixels(s, 2), BuiltIn.stride(s, 2), BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0),
+                BuiltIn.pixels(d, 1), BuiltIn.stride(d, 1), BuiltIn.pixels(d, 2), BuiltIn.stride(d, 2), width, height,
+                mode)
+        default:
+            if mode == kRotate180 {
+                function = "NV12Mirror"
+                status = NV12Mirror(
+                    BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(s, 1), BuiltIn.stride(s, 1),
+                    BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0), BuiltIn.pixels(d, 1), BuiltIn.stride(d, 1), width,
+                    -height)
+            } else {
+                function = "RotatePlane/SplitRotateUV"
+                status = rotateNV12QuarterTurn(source, into: destination)
+            }
+        }
+        guard status == 0 else { throw BuiltIn.libyuvFailed("RotateProcessor", function, status, source) }
+        frame.image = destination
+        return .keep
+    }
+
+    /// Rotates an NV12 frame by 90 or 270 degrees: luma directly, chroma through two scratch
+    /// planes (rotated Cb and Cr) merged back into pairs.
+    private func rotateNV12QuarterTurn(_ s: PixelBuffer, into d: PixelBuffer) -> Int32 {
+        let luma = RotatePlane(
+            BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0), Int32(s.width),
+            Int32(s.height), mode)
+        guard luma == 0 else { return luma }
+        // Source chroma: `pairs` CbCr pairs per row, `rows` rows. Rotated: `rows` per row, `pairs` rows.
+        let pairs = s.width(ofPlane: 1)
+        let rows = s.height(ofPlane: 1)
+        return chromaScratch.withLock { scratch in
+            let memory = ScratchMemory.reuse(scratch, byteCount: 2 * pairs * rows, key: pairs << 32 | rows)
+            scratch = memory
+            let cb = memory.typed(UInt8.self)
+            let cr = cb + pairs * rows
+            let status = SplitRotateUV(
+                BuiltIn.pixels(s, 1), BuiltIn.stride(s, 1), cb, Int32(rows), cr, Int32(rows), Int32(pairs),
+                Int32(rows), mode)
+            guard status == 0 else { return status }
+            MergeUVPlane(
+                cb, Int32(rows), cr, Int32(rows), BuiltIn.pixels(d, 1), BuiltIn.stride(d, 1), Int32(rows),
+                Int32(pairs))
+            return 0
+        }
+    }
+}
