@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Viewfinder
@@ -202,5 +203,46 @@ struct SessionLifetimeTests {
         other.startRunning()
         #expect(other.isRunning)
         other.stopRunning()
+    }
+}
+
+@Suite("Connection rotation and mirroring")
+struct ConnectionOrientationTests {
+    @Test("rotation and mirroring set on the connection apply between frames, also while running")
+    func rotateAndMirror() throws {
+        let clock = ManualClock()
+        let latest = Mutex<PixelBuffer?>(nil)
+        let delegate = RecordingDelegate { buffer in latest.withLock { $0 = buffer.imageBuffer } }
+        let rig = try Rig(
+            camera: .init(clock: clock, formats: virtualFormats(.bgra)),
+            settings: try VideoSettings(pixelFormat: .bgra),
+            delegate: delegate)
+        let connection = try #require(rig.output.connection(with: .video))
+        #expect(throws: CaptureError.self) { try connection.setVideoRotationAngle(45) }
+        rig.start()
+        rig.settle(clock)
+        #expect(delegate.frames.last?.width == 640 && delegate.frames.last?.height == 480)
+
+        try connection.setVideoRotationAngle(90)
+        rig.step(clock, by: .fps(60))
+        #expect(delegate.frames.last?.width == 480 && delegate.frames.last?.height == 640)
+        // A quarter turn clockwise puts the left edge (bar 0, 75 % grey) at the top.
+        let rotated = try #require(latest.withLock { $0 })
+        let rows = TestPattern.barRows(height: 480)
+        let column = 480 - 1 - (rows.lowerBound + rows.upperBound) / 2
+        let top = Reference.sample(rotated, x: column, y: 10)
+        #expect(top == (191, 191, 191))
+
+        try connection.setVideoRotationAngle(0)
+        connection.isVideoMirrored = true
+        rig.step(clock, by: .fps(60))
+        let mirrored = try #require(latest.withLock { $0 })
+        #expect(mirrored.width == 640)
+        // Mirrored: bar 7 (black) is on the left, bar 0 (grey) on the right.
+        let y = (rows.lowerBound + rows.upperBound) / 2
+        #expect(Reference.sample(mirrored, x: 10, y: y) == (0, 0, 0))
+        #expect(Reference.sample(mirrored, x: 630, y: y) == (191, 191, 191))
+        #expect(connection.isVideoMirrored && connection.videoRotationAngle == 0)
+        rig.session.stopRunning()
     }
 }

@@ -43,6 +43,9 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
     /// A frame from `connection`, on the device's capture thread. Must not block.
     func receive(_ frame: CapturedFrame, from connection: CaptureConnection) {}
 
+    /// A connection's rotation or mirroring changed: renegotiate if streaming.
+    func connectionSettingsDidChange() throws(CaptureError) {}
+
     /// The stream stopped: no more frames will arrive. Waits (bounded) for queued frames to be
     /// handed over, unless called from this output's own delivery queue.
     func streamDidStop() {}

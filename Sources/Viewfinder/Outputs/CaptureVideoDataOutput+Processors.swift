@@ -62,6 +62,28 @@ extension CaptureVideoDataOutput {
         return index
     }
 
+    /// Renegotiates the chain as it is (after a connection's rotation or mirroring changed).
+    func renegotiateChain() throws(CaptureError) {
+        try editChain { _ in }
+    }
+
+    /// The processors that implement the connection's rotation and mirroring, which run before
+    /// the user's chain.
+    func connectionProcessors() throws(CaptureError) -> [NamedProcessor] {
+        guard let connection = connection(with: .video) else { return [] }
+        var implicit: [NamedProcessor] = []
+        if connection.videoRotationAngle != 0 {
+            implicit.append(
+                NamedProcessor(
+                    name: "connection.videoRotationAngle",
+                    processor: try RotateProcessor(angle: connection.videoRotationAngle)))
+        }
+        if connection.isVideoMirrored {
+            implicit.append(NamedProcessor(name: "connection.isVideoMirrored", processor: MirrorProcessor()))
+        }
+        return implicit
+    }
+
     /// Applies `edit` to a copy of the chain; while streaming, renegotiates it against the current
     /// device format first, so a chain that cannot run is refused and the old one stays.
     private func editChain(_ edit: (inout [NamedProcessor]) throws(CaptureError) -> Void) throws(CaptureError) {
@@ -73,7 +95,8 @@ extension CaptureVideoDataOutput {
         var rebuilt: DeliveryPipeline?
         if let current {
             rebuilt = try DeliveryPipeline(
-                deviceFormat: current.deviceFormat, settings: settings, processors: chain, budget: current.budget)
+                deviceFormat: current.deviceFormat, settings: settings, processors: try connectionProcessors() + chain,
+                budget: current.budget)
         }
         state.withLock { state in
             state.processors = chain

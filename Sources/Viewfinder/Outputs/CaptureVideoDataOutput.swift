@@ -185,7 +185,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         defer { chainEdits.unlock() }
         let (settings, processors) = state.withLock { ($0.settings, $0.processors) }
         let pipeline = try DeliveryPipeline(
-            deviceFormat: format, settings: settings, processors: processors, budget: FrameBudget(limit: bufferBudget))
+            deviceFormat: format, settings: settings, processors: try connectionProcessors() + processors,
+            budget: FrameBudget(limit: bufferBudget))
         state.withLock { state in
             state.pipeline = pipeline
             state.streaming = true
@@ -342,6 +343,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             buffer.setAttachment(1, forKey: SampleBuffer.AttachmentKey.droppedFrameCount)
             delegate?.captureOutput(self, didDrop: buffer, from: event.connection)
         }
+    }
+
+    override func connectionSettingsDidChange() throws(CaptureError) {
+        try renegotiateChain()
     }
 
     override func streamDidStop() {

@@ -11,6 +11,8 @@ public final class CaptureConnection: Sendable {
     private struct State {
         var enabled = true
         var active = false
+        var rotationAngle: Double = 0
+        var mirrored = false
     }
     private let state = Mutex(State())
 
@@ -33,6 +35,55 @@ public final class CaptureConnection: Sendable {
     public var isActive: Bool { state.withLock { $0.active && $0.enabled } }
 
     func setActive(_ active: Bool) { state.withLock { $0.active = active } }
+
+    /// The clockwise rotation applied to frames, in degrees: 0 (the default), 90, 180 or 270.
+    /// Rotation runs first in the output's processor chain, so processors see frames as the
+    /// delegate does; a quarter turn swaps the delivered width and height.
+    public var videoRotationAngle: Double { state.withLock { $0.rotationAngle } }
+
+    /// Whether `angle` is a rotation the connection can apply: 0, 90, 180 or 270 degrees.
+    public func isVideoRotationAngleSupported(_ angle: Double) -> Bool { [0, 90, 180, 270].contains(angle) }
+
+    /// Sets ``videoRotationAngle``; takes effect between frames, also while running. Throws
+    /// ``CaptureError/Code/invalidArgument`` for other angles.
+    public func setVideoRotationAngle(_ angle: Double) throws(CaptureError) {
+        guard isVideoRotationAngleSupported(angle) else {
+            throw CaptureError(.invalidArgument, "a connection rotates by 0, 90, 180 or 270 degrees, not \(angle)")
+        }
+        let previous = state.withLock { state in
+            defer { state.rotationAngle = angle }
+            return state.rotationAngle
+        }
+        guard previous != angle else { return }
+        do {
+            try output?.connectionSettingsDidChange()
+        } catch {
+            state.withLock { $0.rotationAngle = previous }
+            throw error
+        }
+    }
+
+    /// Whether the connection can mirror frames (always true).
+    public var isVideoMirroringSupported: Bool { true }
+
+    /// Whether frames are flipped left to right (after rotation); takes effect between frames.
+    public var isVideoMirrored: Bool {
+        get { state.withLock { $0.mirrored } }
+        set {
+            let previous = state.withLock { state in
+                defer { state.mirrored = newValue }
+                return state.mirrored
+            }
+            guard previous != newValue else { return }
+            do {
+                try output?.connectionSettingsDidChange()
+            } catch {
+                // Mirroring takes every format rotation does, so this should not happen; if it
+                // does, the old setting and chain stay.
+                state.withLock { $0.mirrored = previous }
+            }
+        }
+    }
 
     /// The device behind the connection, if its input is a device input.
     var device: CaptureDevice? { (inputPorts.first?.input as? CaptureDeviceInput)?.device }
