@@ -1,0 +1,100 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Viewfinder
+
+// The README's examples, kept compiling and working: if one of these must change, change the
+// README with it.
+
+private final class FrameHandler: CaptureVideoDataOutputSampleBufferDelegate {
+    let frames = Mutex(0)
+    let arrived = DispatchSemaphore(value: 0)
+
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
+        guard let image = sampleBuffer.imageBuffer else { return }
+        _ = (image.baseAddress(ofPlane: 0), image.bytesPerRow(ofPlane: 0), image.width, image.height)
+        frames.withLock { $0 += 1 }
+        arrived.signal()
+    }
+
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    {
+        _ = sampleBuffer.droppedFrameReason!
+    }
+}
+
+private final class Brightness: FrameProcessor {
+    var acceptedPixelFormats: [PixelFormat] { [.nv12VideoRange, .nv12FullRange] }
+
+    func process(_ frame: inout ProcessorFrame) throws(CaptureError) -> ProcessorDecision {
+        let luma = frame.image.bytes(ofPlane: 0)
+        frame.setAttachment(Int(luma[luma.count / 2]), forKey: "brightness")
+        return .keep
+    }
+}
+
+@Suite("README examples")
+struct ReadmeExampleTests {
+    @Test("the capture example delivers BGRA frames with processors and rotation")
+    func captureExample() throws {
+        let session = CaptureSession(notificationCenter: NotificationCenter())
+        session.beginConfiguration()
+        session.sessionPreset = .hd1280x720
+
+        let camera = VirtualCamera(configuration: .init(clock: ManualClock())).device
+        let input = try CaptureDeviceInput(device: camera)
+        if session.canAddInput(input) { try session.addInput(input) }
+
+        let output = CaptureVideoDataOutput()
+        output.videoSettings = try VideoSettings(pixelFormat: .bgra)
+        output.alwaysDiscardsLateVideoFrames = true
+        try output.setMinFrameDuration(MediaTime(value: 1, timescale: 15))
+        let handler = FrameHandler()
+        output.setSampleBufferDelegate(handler, queue: DispatchQueue(label: "frames"))
+        if session.canAddOutput(output) { try session.addOutput(output) }
+
+        try output.addProcessor(try CropProcessor(x: 0, y: 0, width: 640, height: 360), named: "crop")
+        try output.addProcessor(GrayscaleProcessor(), named: "gray", at: .after("crop"))
+        try output.addProcessor(LumaStatisticsProcessor(), named: "stats", at: .last)
+        try output.addProcessor(Brightness(), named: "brightness", at: .before("stats"))
+        let connection = try #require(output.connection(with: .video))
+        try connection.setVideoRotationAngle(90)
+        connection.isVideoMirrored = true
+        session.commitConfiguration()
+
+        session.startRunning()
+        #expect(handler.arrived.wait(timeout: .now() + 10) == .success)
+        session.stopRunning()
+        #expect(output.deliveredFormat?.pixelFormat == .bgra)
+        #expect(output.deliveredFormat?.size == CaptureDevice.Dimensions(width: 640, height: 360))
+        #expect(output.processors.map(\.name) == ["crop", "gray", "brightness", "stats"])
+        #expect(output.statistics.delivered == handler.frames.withLock { $0 })
+    }
+
+    @Test("the device configuration example")
+    func lockExample() throws {
+        let camera = VirtualCamera(configuration: .init(clock: ManualClock())).device
+        try camera.lockForConfiguration()
+        try camera.setActiveFormat(camera.formats.first { $0.dimensions.width == 640 }!)
+        try camera.setActiveVideoMinFrameDuration(MediaTime(value: 1, timescale: 30))
+        camera.unlockForConfiguration()
+        #expect(camera.activeVideoMinFrameDuration == MediaTime(value: 1, timescale: 30))
+    }
+
+    @Test("the simulated camera example finds the C920 through the real backend")
+    func simulatedExample() throws {
+        let camera = try SimulatedUVCCamera(
+            configuration: .init(listing: SimulatedUVCCamera.c920Listing, clock: ManualClock()))
+        let bus = SimulatedV4L2Bus()
+        bus.plug(camera)
+        try bus.withDiscovery {
+            let device = try #require(CaptureDevice.default(for: .video))
+            #expect(device.localizedName.contains("C920"))
+            #expect(CaptureDevice.devices(for: .video).last?.deviceType == .virtual)
+        }
+    }
+}
