@@ -134,14 +134,13 @@ final class VirtualCameraBackend: DeviceBackend {
     private static let counter = Atomic<Int>(0)
 
     private struct Stream {
-        var finishedSignal: DispatchSemaphore?
+        var thread: CaptureThread?
         var produced = 0
         var finished = false
         var pending: Injection?
         var connected = true
     }
     private let stream = Mutex(Stream())
-    private let cancelled = Atomic<Bool>(false)
     private let finishCondition = NSCondition()
 
     init(configuration: VirtualCamera.Configuration) {
@@ -186,36 +185,26 @@ final class VirtualCameraBackend: DeviceBackend {
         let ring = try PixelBufferPool(
             pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
             capacity: configuration.bufferCount)
-        let done = DispatchSemaphore(value: 0)
-        cancelled.store(false, ordering: .sequentiallyConsistent)
         stream.withLock {
             $0.produced = 0
             $0.finished = false
-            $0.finishedSignal = done
         }
         // The stream's time origin is taken now, so a clock advanced right after this returns
         // counts from here.
         let start = configuration.clock.now()
-        let thread = Thread { [self] in
-            run(ring: ring, start: start, frameDuration: duration, sink: sink)
-            done.signal()
+        let thread = CaptureThread(name: "viewfinder.virtual-camera") { [self] thread in
+            run(ring: ring, start: start, frameDuration: duration, sink: sink, isCancelled: { thread.isCancelled })
         }
-        thread.name = "viewfinder.virtual-camera"
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        stream.withLock { $0.thread = thread }
         return duration
     }
 
     func stopStreaming() {
-        let signal: DispatchSemaphore? = stream.withLock { stream in
-            defer {
-                stream.finishedSignal = nil
-            }
-            return stream.finishedSignal
+        let thread = stream.withLock { stream in
+            defer { stream.thread = nil }
+            return stream.thread
         }
-        guard let signal else { return }
-        cancelled.store(true, ordering: .sequentiallyConsistent)
-        signal.wait()
+        thread?.stop()
     }
 
     private func markFinished() {
@@ -225,12 +214,14 @@ final class VirtualCameraBackend: DeviceBackend {
         finishCondition.unlock()
     }
 
-    private func run(ring: PixelBufferPool, start: MediaTime, frameDuration: MediaTime, sink: DeviceStreamSink) {
+    private func run(
+        ring: PixelBufferPool, start: MediaTime, frameDuration: MediaTime, sink: DeviceStreamSink,
+        isCancelled: () -> Bool
+    ) {
         let clock = configuration.clock
         let host = HostClock()
         var slotSequence = [UInt64?](repeating: nil, count: ring.capacity)
         var sequence: UInt64 = 0
-        let isCancelled = { self.cancelled.load(ordering: .relaxed) }
         defer { markFinished() }
         while !isCancelled() {
             if let limit = configuration.frameLimit, sequence >= UInt64(limit) { return }

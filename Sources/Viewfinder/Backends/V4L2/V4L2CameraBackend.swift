@@ -33,14 +33,13 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
     let bufferCount: Int
 
     private struct Running {
-        var done: DispatchSemaphore
+        var thread: CaptureThread
         var ring: V4L2BufferRing
     }
 
     private let node: Mutex<String>
     private let connected = Atomic<Bool>(true)
     private let running = Mutex<Running?>(nil)
-    private let cancelled = Atomic<Bool>(false)
     private let controlCache = Mutex<[CaptureDevice.Control]?>(nil)
     private let corruptFrames = Atomic<Int>(0)
     private let lastRing = Mutex<V4L2BufferRing?>(nil)
@@ -113,19 +112,14 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
             if error.code == .deviceDisconnected { connected.store(false, ordering: .releasing) }
             throw error
         }
-        let done = DispatchSemaphore(value: 0)
-        cancelled.store(false, ordering: .sequentiallyConsistent)
-        running.withLock { $0 = Running(done: done, ring: ring) }
         lastRing.withLock { $0 = ring }
         let context = CaptureContext(
             ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes)
-        let thread = Thread { [self] in
-            capture(context, sink: sink)
-            done.signal()
+        let thread = CaptureThread(name: "viewfinder.v4l2.\(URL(fileURLWithPath: path).lastPathComponent)") {
+            [self] thread in
+            capture(context, sink: sink, isCancelled: { thread.isCancelled })
         }
-        thread.name = "viewfinder.v4l2.\(URL(fileURLWithPath: path).lastPathComponent)"
-        thread.qualityOfService = .userInteractive
-        thread.start()
+        running.withLock { $0 = Running(thread: thread, ring: ring) }
         return actualDuration
     }
 
@@ -134,9 +128,7 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
             defer { running = nil }
             return running
         }
-        guard let current else { return }
-        cancelled.store(true, ordering: .sequentiallyConsistent)
-        current.done.wait()
+        current?.thread.stop()
     }
 
     /// `VIDIOC_S_FMT`, then checks what the driver chose. Returns the buffer layout.
@@ -228,11 +220,10 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         case failed(CaptureError)
     }
 
-    private func capture(_ context: CaptureContext, sink: DeviceStreamSink) {
+    private func capture(_ context: CaptureContext, sink: DeviceStreamSink, isCancelled: () -> Bool) {
         defer { context.ring.shutDown() }
         let host = HostClock()
         var sequence = SequenceExtender()
-        let isCancelled = { self.cancelled.load(ordering: .relaxed) }
         while !isCancelled() {
             let events: Int16
             do {
