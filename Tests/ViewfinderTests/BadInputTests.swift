@@ -121,7 +121,7 @@ struct BadInputTests {
         let center = NotificationCenter()
         let session = CaptureSession(notificationCenter: center)
         try session.addOutput(CaptureVideoDataOutput())
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, from: session, center: center)
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session, center: center)
         session.startRunning()
         let posted = errors.next()
         #expect(posted.received)
@@ -141,7 +141,7 @@ struct BadInputTests {
         #expect(!session.canSetSessionPreset(.hd1920x1080))
         #expect(session.canSetSessionPreset(.hd1280x720))
         session.sessionPreset = .hd1920x1080
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, from: session, center: center)
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session, center: center)
         session.startRunning()
         #expect(errors.next().error?.code == .unsupportedFormat)
         #expect(!session.isRunning)
@@ -161,7 +161,7 @@ struct BadInputTests {
         }
         a.startRunning()
         #expect(a.isRunning)
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, from: b, center: center)
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: b, center: center)
         b.startRunning()
         #expect(errors.next().error?.code == .deviceBusy)
         #expect(!b.isRunning)
@@ -177,9 +177,9 @@ struct BadInputTests {
         let delegate = RecordingDelegate()
         let rig = try Rig(camera: .init(clock: clock), delegate: delegate)
         let errors = NotificationRecorder(
-            CaptureSession.runtimeErrorNotification, from: rig.session, center: rig.center)
+            CaptureSession.runtimeErrorNotification, object: rig.session, center: rig.center)
         let stopped = NotificationRecorder(
-            CaptureSession.didStopRunningNotification, from: rig.session, center: rig.center)
+            CaptureSession.didStopRunningNotification, object: rig.session, center: rig.center)
         rig.start()
         rig.settle(clock)
         rig.camera.simulateFailure(CaptureError(.ioError, "the camera reported an I/O error", errno: EIO))
@@ -198,9 +198,9 @@ struct BadInputTests {
         let delegate = RecordingDelegate()
         let rig = try Rig(camera: .init(clock: clock), delegate: delegate)
         let interrupted = NotificationRecorder(
-            CaptureSession.wasInterruptedNotification, from: rig.session, center: rig.center)
+            CaptureSession.wasInterruptedNotification, object: rig.session, center: rig.center)
         let ended = NotificationRecorder(
-            CaptureSession.interruptionEndedNotification, from: rig.session, center: rig.center)
+            CaptureSession.interruptionEndedNotification, object: rig.session, center: rig.center)
         rig.start()
         rig.settle(clock)
         rig.camera.simulateDisconnect()

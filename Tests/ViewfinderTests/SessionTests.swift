@@ -119,9 +119,9 @@ struct SessionTests {
         let clock = ManualClock()
         let rig = try Rig(camera: .init(clock: clock), delegate: RecordingDelegate())
         let started = NotificationRecorder(
-            CaptureSession.didStartRunningNotification, from: rig.session, center: rig.center)
+            CaptureSession.didStartRunningNotification, object: rig.session, center: rig.center)
         let stopped = NotificationRecorder(
-            CaptureSession.didStopRunningNotification, from: rig.session, center: rig.center)
+            CaptureSession.didStopRunningNotification, object: rig.session, center: rig.center)
         rig.start()
         #expect(started.next().received)
         let connection = try #require(rig.output.connection(with: .video))

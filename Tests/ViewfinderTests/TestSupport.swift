@@ -15,6 +15,8 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
         let width: Int
         let height: Int
         let pixelFormat: PixelFormat
+        /// Where the image's pixels live (to tell ring buffers apart).
+        let address: UInt
     }
     struct Drop: Sendable {
         let reason: DroppedFrameReason
@@ -27,12 +29,16 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
         var held: [SampleBuffer] = []
         var overlapping = false
         var inside = false
-        var gateFirstFrame = false
+        var gateClosed = false
     }
     private let state = Mutex(State())
     private let condition = NSCondition()
     private let gate = DispatchSemaphore(value: 0)
+    private let arrived = DispatchSemaphore(value: 0)
+    /// Signalled each time a callback blocks on the closed gate.
     let entered = DispatchSemaphore(value: 0)
+    /// A serial queue for this delegate's callbacks, for tests that want one.
+    let queue = DispatchQueue(label: "test.delegate")
     /// Keep every delivered buffer (starving the pool).
     let holdsBuffers: Bool
     /// Read the test pattern's sequence number from each frame.
@@ -41,13 +47,13 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
     let inspect: (@Sendable (SampleBuffer) -> Void)?
 
     init(
-        holdsBuffers: Bool = false, blocksOnFirstFrame: Bool = false, readsPattern: Bool = false,
+        holdsBuffers: Bool = false, blocksOnFirstFrame: Bool = false, readsPattern: Bool = true,
         inspect: (@Sendable (SampleBuffer) -> Void)? = nil
     ) {
         self.holdsBuffers = holdsBuffers
         self.readsPattern = readsPattern
         self.inspect = inspect
-        state.withLock { $0.gateFirstFrame = blocksOnFirstFrame }
+        state.withLock { $0.gateClosed = blocksOnFirstFrame }
     }
 
     func captureOutput(
@@ -56,8 +62,7 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
         let block = state.withLock { state -> Bool in
             if state.inside { state.overlapping = true }
             state.inside = true
-            defer { state.gateFirstFrame = false }
-            return state.gateFirstFrame
+            return state.gateClosed
         }
         if block {
             entered.signal()
@@ -68,7 +73,8 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
         let frame = Frame(
             presentationTime: sampleBuffer.presentationTimeStamp, sequenceNumber: sampleBuffer.sequenceNumber,
             patternNumber: readsPattern ? image.flatMap(TestPattern.readSequenceNumber(from:)) : nil,
-            width: image?.width ?? 0, height: image?.height ?? 0, pixelFormat: image?.pixelFormat ?? .bgra)
+            width: image?.width ?? 0, height: image?.height ?? 0, pixelFormat: image?.pixelFormat ?? .bgra,
+            address: image.map { UInt(bitPattern: $0.baseAddress) } ?? 0)
         condition.lock()
         state.withLock { state in
             state.frames.append(frame)
@@ -77,6 +83,7 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
         }
         condition.broadcast()
         condition.unlock()
+        arrived.signal()
     }
 
     func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
@@ -93,8 +100,14 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
         condition.unlock()
     }
 
-    /// Lets a delegate blocked on its first frame return.
-    func openGate() { gate.signal() }
+    /// Makes the next callbacks block (signalling ``entered``) until ``openGate()``.
+    func closeGate() { state.withLock { $0.gateClosed = true } }
+
+    /// Opens the gate and lets a blocked callback return.
+    func openGate() {
+        state.withLock { $0.gateClosed = false }
+        gate.signal()
+    }
 
     /// Drops every held buffer.
     func releaseHeldBuffers() { state.withLock { $0.held.removeAll() } }
@@ -102,6 +115,16 @@ final class RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate {
     var frames: [Frame] { state.withLock { $0.frames } }
     var drops: [Drop] { state.withLock { $0.drops } }
     var sawOverlappingCalls: Bool { state.withLock { $0.overlapping } }
+
+    /// Frames reported dropped for `reason`, report counts added up.
+    func dropped(_ reason: DroppedFrameReason) -> Int {
+        drops.filter { $0.reason == reason }.reduce(0) { $0 + $1.count }
+    }
+
+    /// Waits for `count` frames more than have been waited for so far.
+    func waitForMoreFrames(_ count: Int = 1, timeout: Double = 10) -> Bool {
+        (0..<count).allSatisfy { _ in arrived.wait(timeout: .now() + timeout) == .success }
+    }
 
     /// Waits until at least `count` frames arrived.
     @discardableResult
@@ -126,10 +149,10 @@ final class NotificationRecorder: @unchecked Sendable {  // unchecked: `observer
     private var observer: NSObjectProtocol?
     private let center: NotificationCenter
 
-    init(_ name: Notification.Name, from session: CaptureSession, center: NotificationCenter) {
+    init(_ name: Notification.Name, object: AnyObject? = nil, center: NotificationCenter = .default) {
         self.center = center
         let inbox = self.inbox
-        observer = center.addObserver(forName: name, object: session, queue: nil) { note in
+        observer = center.addObserver(forName: name, object: object, queue: nil) { note in
             let error = note.userInfo?[CaptureSessionErrorKey] as? CaptureError
             inbox.received.withLock { $0.append(error) }
             inbox.signal.signal()
@@ -145,6 +168,12 @@ final class NotificationRecorder: @unchecked Sendable {  // unchecked: `observer
         guard inbox.signal.wait(timeout: .now() + timeout) == .success else { return (false, nil) }
         return (true, inbox.received.withLock { $0.last ?? nil })
     }
+
+    /// Waits for the next notification; false on timeout.
+    func wait(timeout: Double = 10) -> Bool { next(timeout: timeout).received }
+
+    /// The error of the last notification received.
+    var lastError: CaptureError? { inbox.received.withLock { $0.last ?? nil } }
 
     var count: Int { inbox.received.withLock { $0.count } }
 }
@@ -196,7 +225,7 @@ struct Rig {
 
     /// Starts the session and fails the test if it posts an error.
     func start(sourceLocation: SourceLocation = #_sourceLocation) {
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, from: session, center: center)
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session, center: center)
         session.startRunning()
         #expect(session.isRunning, "session did not start", sourceLocation: sourceLocation)
         #expect(errors.count == 0, "session posted an error", sourceLocation: sourceLocation)

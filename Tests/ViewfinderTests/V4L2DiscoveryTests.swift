@@ -139,8 +139,8 @@ struct V4L2DiscoveryTests {
     func hotPlug() throws {
         let rig = try SimulatedRig()
         let device = try rig.device
-        let disconnected = V4L2NotificationRecorder(CaptureDevice.wasDisconnectedNotification, object: device)
-        let connected = V4L2NotificationRecorder(CaptureDevice.wasConnectedNotification, object: device)
+        let disconnected = NotificationRecorder(CaptureDevice.wasDisconnectedNotification, object: device)
+        let connected = NotificationRecorder(CaptureDevice.wasConnectedNotification, object: device)
         rig.bus.unplug(rig.camera)
         #expect(disconnected.wait())
         #expect(!device.isConnected)

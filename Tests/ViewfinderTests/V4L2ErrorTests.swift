@@ -52,13 +52,13 @@ struct V4L2ErrorTests {
     @Test("a running session posts EIO as a runtime error and stops")
     func ioError() throws {
         let rig = try SimulatedRig()
-        let delegate = V4L2RecordingDelegate()
+        let delegate = RecordingDelegate()
         let (session, _) = try makeSession(device: try rig.device, delegate: delegate)
-        let errors = V4L2NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session)
-        let stopped = V4L2NotificationRecorder(CaptureSession.didStopRunningNotification, object: session)
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session)
+        let stopped = NotificationRecorder(CaptureSession.didStopRunningNotification, object: session)
         session.startRunning()
         rig.clock.advance(by: thirtyFPS)
-        #expect(delegate.waitForFrames())
+        #expect(delegate.waitForMoreFrames())
         rig.camera.injectIOError()
         rig.clock.advance(by: thirtyFPS)
         #expect(errors.wait())
@@ -77,15 +77,15 @@ struct V4L2ErrorTests {
     func unplugAndReplug() throws {
         let rig = try SimulatedRig()
         let device = try rig.device
-        let delegate = V4L2RecordingDelegate()
+        let delegate = RecordingDelegate()
         let (session, _) = try makeSession(device: device, delegate: delegate)
-        let errors = V4L2NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session)
-        let interrupted = V4L2NotificationRecorder(CaptureSession.wasInterruptedNotification, object: session)
-        let ended = V4L2NotificationRecorder(CaptureSession.interruptionEndedNotification, object: session)
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session)
+        let interrupted = NotificationRecorder(CaptureSession.wasInterruptedNotification, object: session)
+        let ended = NotificationRecorder(CaptureSession.interruptionEndedNotification, object: session)
         session.startRunning()
         defer { session.stopRunning() }
         rig.clock.advance(by: thirtyFPS)
-        #expect(delegate.waitForFrames())
+        #expect(delegate.waitForMoreFrames())
 
         rig.bus.unplug(rig.camera)
         #expect(interrupted.wait())
@@ -105,7 +105,7 @@ struct V4L2ErrorTests {
         #expect(!session.isInterrupted)
         #expect(rig.camera.isStreaming)
         rig.clock.advance(by: thirtyFPS)
-        #expect(delegate.waitForFrames())
+        #expect(delegate.waitForMoreFrames())
         #expect(delegate.frames.map(\.patternNumber) == [0, 0], "the camera restarted its stream")
         #expect(errors.count == 1)
     }

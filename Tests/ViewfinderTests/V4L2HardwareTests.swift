@@ -34,13 +34,13 @@ struct V4L2HardwareTests {
     func streams() throws {
         let backend = try #require(RealCamera.backends.first)
         let device = DeviceRegistry.shared.device(for: backend)
-        let delegate = V4L2RecordingDelegate()
+        let delegate = RecordingDelegate()
         let (session, _) = try makeSession(device: device, delegate: delegate, preset: .low)
-        let errors = V4L2NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session)
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session)
         session.startRunning()
         defer { session.stopRunning() }
         #expect(errors.count == 0, "\(String(describing: errors.lastError))")
-        #expect(delegate.waitForFrames(3, timeout: 10))
+        #expect(delegate.waitForMoreFrames(3, timeout: 10))
         let times = delegate.frames.map(\.presentationTime)
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 })
     }

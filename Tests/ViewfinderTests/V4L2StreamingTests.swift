@@ -21,7 +21,7 @@ struct V4L2StreamingTests {
             #expect(sink.waitForFrames())
         }
         let frames = sink.recorded
-        #expect(frames.map(\.sequence) == [0, 1, 2, 3, 4])
+        #expect(frames.map(\.sequenceNumber) == [0, 1, 2, 3, 4])
         #expect(frames.map(\.patternNumber) == [0, 1, 2, 3, 4], "the pixels are the camera's own frames")
         // Frame k is due (k + 1) intervals after STREAMON; timestamps travel as timevals (µs).
         let expected = (1...5).map { MediaTime(value: Int64($0) * 1_000_000 / 30 * 1000, timescale: 1_000_000_000) }
@@ -48,7 +48,7 @@ struct V4L2StreamingTests {
         )
         rig.clock.advance(by: thirtyFPS)
         #expect(sink.waitForFrames())
-        #expect(sink.recorded.map(\.sequence) == [0, 1, 2, 3, 6])
+        #expect(sink.recorded.map(\.sequenceNumber) == [0, 1, 2, 3, 6])
         let addresses = Set(sink.recorded.map(\.address))
         #expect(addresses.count == 4, "frames come from the ring's four mmap'd buffers")
     }
@@ -92,7 +92,7 @@ struct V4L2StreamingTests {
         defer { backend.stopStreaming() }
         rig.clock.advance(by: thirtyFPS * Int64(faults.count + 1))
         #expect(sink.waitForFrames())
-        #expect(sink.recorded.map(\.sequence) == [UInt64(faults.count)])
+        #expect(sink.recorded.map(\.sequenceNumber) == [UInt64(faults.count)])
         #expect(try rig.device.corruptFramesSkipped == faults.count)
         #expect(
             rig.camera.waitUntil(timeout: 10) { $0.queuedBufferCount == 4 }, "skipped buffers go back to the driver")
@@ -125,7 +125,7 @@ struct V4L2SessionTests {
     @Test("a session delivers the camera's frames to the delegate, zero-copy in the native format")
     func sessionDeliversZeroCopy() throws {
         let rig = try SimulatedRig()
-        let delegate = V4L2RecordingDelegate()
+        let delegate = RecordingDelegate()
         let (session, output) = try makeSession(device: try rig.device, delegate: delegate, preset: .vga640x480)
         session.startRunning()
         defer { session.stopRunning() }
@@ -135,10 +135,10 @@ struct V4L2SessionTests {
         #expect(try rig.device.activeFormat == (try rig.format(.yuyv, 640, 480)))
         for _ in 0..<3 {
             rig.clock.advance(by: thirtyFPS)
-            #expect(delegate.waitForFrames())
+            #expect(delegate.waitForMoreFrames())
         }
         let frames = delegate.frames
-        #expect(frames.map(\.sequence) == [0, 1, 2])
+        #expect(frames.map(\.sequenceNumber) == [0, 1, 2])
         #expect(frames.map(\.patternNumber) == [0, 1, 2])
         #expect(frames.allSatisfy { $0.pixelFormat == .yuyv })
     }
@@ -148,7 +148,7 @@ struct V4L2SessionTests {
         arguments: [PixelFormat.bgra, .nv12VideoRange, .i420])
     func sessionConverts(target: PixelFormat) throws {
         let rig = try SimulatedRig()
-        let delegate = V4L2RecordingDelegate()
+        let delegate = RecordingDelegate()
         let (session, output) = try makeSession(
             device: try rig.device, delegate: delegate, settings: try VideoSettings(pixelFormat: target))
         session.startRunning()
@@ -158,7 +158,7 @@ struct V4L2SessionTests {
         #expect(try rig.device.activeFormat.pixelFormat == .yuyv, "YUYV is the camera's raw format")
         for _ in 0..<2 {
             rig.clock.advance(by: thirtyFPS)
-            #expect(delegate.waitForFrames())
+            #expect(delegate.waitForMoreFrames())
         }
         #expect(delegate.frames.map(\.patternNumber) == [0, 1])
         #expect(delegate.frames.allSatisfy { $0.pixelFormat == target })
@@ -172,14 +172,14 @@ struct V4L2SessionTests {
             \t\t\tInterval: Discrete 0.033s (30.000 fps)
             """
         let rig = try SimulatedRig(listing: listing, emulatesRawFormats: true)
-        let delegate = V4L2RecordingDelegate()
+        let delegate = RecordingDelegate()
         let (session, _) = try makeSession(
             device: try rig.device, delegate: delegate, settings: try VideoSettings(pixelFormat: .nv12VideoRange))
         session.startRunning()
         defer { session.stopRunning() }
         #expect(try rig.device.activeFormat.isEmulated)
         rig.clock.advance(by: thirtyFPS)
-        #expect(delegate.waitForFrames())
+        #expect(delegate.waitForMoreFrames())
         #expect(delegate.frames.map(\.patternNumber) == [0])
     }
 
@@ -191,21 +191,21 @@ struct V4L2SessionTests {
         try device.setActiveFormat(try rig.format(.yuyv, 640, 480))
         try device.setActiveVideoMinFrameDuration(MediaTime(value: 1, timescale: 15))
         device.unlockForConfiguration()
-        let delegate = V4L2RecordingDelegate()
+        let delegate = RecordingDelegate()
         let (session, _) = try makeSession(device: device, delegate: delegate, preset: .inputPriority)
         session.startRunning()
         defer { session.stopRunning() }
         #expect(rig.camera.frameInterval == MediaTime(value: 1, timescale: 15))
         #expect(device.activeVideoMinFrameDuration == MediaTime(value: 1, timescale: 15))
         rig.clock.advance(by: MediaTime(value: 1, timescale: 15))
-        #expect(delegate.waitForFrames())
+        #expect(delegate.waitForMoreFrames())
         #expect(delegate.frames.first?.presentationTime == MediaTime(value: 66_666_000, timescale: 1_000_000_000))
     }
 
     @Test("a slow delegate starves the ring: frames are lost as discontinuities, and no buffer leaks")
     func slowDelegate() throws {
         let rig = try SimulatedRig()
-        let delegate = V4L2RecordingDelegate()
+        let delegate = RecordingDelegate()
         let (session, output) = try makeSession(device: try rig.device, delegate: delegate, discardsLate: false)
         session.startRunning()
         delegate.closeGate()
@@ -215,11 +215,11 @@ struct V4L2SessionTests {
         rig.clock.advance(by: thirtyFPS * 10)
         #expect(rig.camera.waitUntil(timeout: 10) { $0.framesLost == 7 && $0.queuedBufferCount == 0 })
         delegate.openGate()
-        #expect(delegate.waitForFrames(4))
+        #expect(delegate.waitForMoreFrames(4))
         #expect(rig.camera.waitUntil(timeout: 10) { $0.queuedBufferCount == 4 }, "every delivered buffer went back")
         rig.clock.advance(by: thirtyFPS)
-        #expect(delegate.waitForFrames())
-        #expect(delegate.frames.map(\.sequence) == [0, 1, 2, 3, 11])
+        #expect(delegate.waitForMoreFrames())
+        #expect(delegate.frames.map(\.sequenceNumber) == [0, 1, 2, 3, 11])
         #expect(output.statistics.droppedDiscontinuity == 7)
         session.stopRunning()
         delegate.queue.sync {}

@@ -46,7 +46,7 @@ struct SimulatedRig {
 /// A stream sink that records frames (metadata only, so buffers go back at once unless kept).
 final class RecordingSink: DeviceStreamSink, @unchecked Sendable {  // unchecked: state is in a Mutex.
     struct Frame {
-        var sequence: UInt64
+        var sequenceNumber: UInt64
         var presentationTime: MediaTime
         var patternNumber: UInt64?
         var dataSize: Int
@@ -63,7 +63,7 @@ final class RecordingSink: DeviceStreamSink, @unchecked Sendable {  // unchecked
 
     func deviceDidCapture(_ frame: CapturedFrame) {
         let record = Frame(
-            sequence: frame.sequenceNumber, presentationTime: frame.presentationTime,
+            sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTime,
             patternNumber: TestPattern.readSequenceNumber(from: frame.buffer), dataSize: frame.buffer.dataSize,
             address: UInt(bitPattern: frame.buffer.baseAddress))
         frames.withLock { $0.append(record) }
@@ -86,95 +86,9 @@ final class RecordingSink: DeviceStreamSink, @unchecked Sendable {  // unchecked
     }
 }
 
-/// A delegate that records what it gets; it can be made to block in its callback.
-// unchecked: Mutex state; semaphores are thread-safe.
-final class V4L2RecordingDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unchecked Sendable {
-    struct Delivered {
-        var sequence: UInt64
-        var presentationTime: MediaTime
-        var patternNumber: UInt64?
-        var pixelFormat: PixelFormat?
-        var address: UInt?
-    }
-    private let delivered = Mutex<[Delivered]>([])
-    private let drops = Mutex<[(DroppedFrameReason, Int)]>([])
-    private let gateClosed = Atomic<Bool>(false)
-    let gate = DispatchSemaphore(value: 0)
-    let entered = DispatchSemaphore(value: 0)
-    let frameArrived = DispatchSemaphore(value: 0)
-    let queue = DispatchQueue(label: "test.delegate")
-
-    /// Blocks the next callbacks until ``openGate()``.
-    func closeGate() { gateClosed.store(true, ordering: .sequentiallyConsistent) }
-    func openGate() {
-        gateClosed.store(false, ordering: .sequentiallyConsistent)
-        gate.signal()
-    }
-
-    func captureOutput(
-        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
-    ) {
-        let image = sampleBuffer.imageBuffer
-        delivered.withLock {
-            $0.append(
-                Delivered(
-                    sequence: sampleBuffer.sequenceNumber, presentationTime: sampleBuffer.presentationTimeStamp,
-                    patternNumber: image.flatMap(TestPattern.readSequenceNumber(from:)),
-                    pixelFormat: image?.pixelFormat,
-                    address: image.map { UInt(bitPattern: $0.baseAddress) }))
-        }
-        entered.signal()
-        if gateClosed.load(ordering: .sequentiallyConsistent) { gate.wait() }
-        frameArrived.signal()
-    }
-
-    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-    {
-        let count = sampleBuffer.attachment(forKey: .droppedFrameCount) as? Int ?? 1
-        if let reason = sampleBuffer.droppedFrameReason { drops.withLock { $0.append((reason, count)) } }
-    }
-
-    var frames: [Delivered] { delivered.withLock { $0 } }
-    func dropped(_ reason: DroppedFrameReason) -> Int {
-        drops.withLock { $0.filter { $0.0 == reason }.reduce(0) { $0 + $1.1 } }
-    }
-
-    func waitForFrames(_ count: Int = 1, timeout: Double = 10) -> Bool {
-        (0..<count).allSatisfy { _ in frameArrived.wait(timeout: .now() + timeout) == .success }
-    }
-}
-
-/// Collects notifications of one name (optionally from one object) and lets a test wait for them.
-// unchecked: the token is only handed back; the rest is Sendable.
-final class V4L2NotificationRecorder: @unchecked Sendable {
-    private final class Log: Sendable {
-        let errors = Mutex<[CaptureError?]>([])
-        let arrived = DispatchSemaphore(value: 0)
-    }
-    private let token: NSObjectProtocol
-    private let log = Log()
-
-    init(_ name: Notification.Name, object: AnyObject? = nil) {
-        let log = self.log
-        token = NotificationCenter.default.addObserver(forName: name, object: object, queue: nil) { note in
-            let error = note.userInfo?[CaptureSessionErrorKey] as? CaptureError
-            log.errors.withLock { $0.append(error) }
-            log.arrived.signal()
-        }
-    }
-
-    deinit { NotificationCenter.default.removeObserver(token) }
-
-    var count: Int { log.errors.withLock { $0.count } }
-
-    func wait(timeout: Double = 10) -> Bool { log.arrived.wait(timeout: .now() + timeout) == .success }
-
-    var lastError: CaptureError? { log.errors.withLock { $0.last ?? nil } }
-}
-
 /// A running session: the rig's camera into one video data output with `delegate`.
 func makeSession(
-    device: CaptureDevice, delegate: V4L2RecordingDelegate, settings: VideoSettings = VideoSettings(),
+    device: CaptureDevice, delegate: RecordingDelegate, settings: VideoSettings = VideoSettings(),
     preset: CaptureSession.Preset = .low, discardsLate: Bool = true
 ) throws -> (CaptureSession, CaptureVideoDataOutput) {
     let session = CaptureSession()
