@@ -39,6 +39,17 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         weak var delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?
         var callbackQueue: DispatchQueue?
         var deliveryQueue: DispatchQueue?
+        /// Wakes the delivery queue to drain; coalesces wake-ups and, unlike `async`, allocates
+        /// nothing per frame.
+        var wakeUp: WakeUp?
+    }
+
+    // unchecked: dispatch sources are thread-safe; the reference is set once.
+    final class WakeUp: @unchecked Sendable {
+        let source: any DispatchSourceUserDataAdd
+        init(_ source: any DispatchSourceUserDataAdd) { self.source = source }
+        func signal() { source.add(data: 1) }
+        deinit { source.cancel() }
     }
 
     struct State {
@@ -99,9 +110,21 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             // A serial queue of our own targeting the caller's: ordered even if theirs is concurrent.
             let delivery = DispatchQueue(label: "viewfinder.video-data-output.delivery", target: callbackQueue)
             delivery.setSpecific(key: Self.queueKey, value: ObjectIdentifier(self))
-            target = Target(delegate: delegate, callbackQueue: callbackQueue, deliveryQueue: delivery)
+            let source = DispatchSource.makeUserDataAddSource(queue: delivery)
+            source.setEventHandler { [weak self] in self?.drain() }
+            source.activate()
+            target = Target(
+                delegate: delegate, callbackQueue: callbackQueue, deliveryQueue: delivery, wakeUp: WakeUp(source))
         }
-        state.withLock { $0.target = target }
+        let wakeUp = target.wakeUp
+        let pending = state.withLock { state in
+            state.target = target
+            // Events still queued are drained through the new queue.
+            guard !state.queue.isEmpty, wakeUp != nil else { return false }
+            state.drainScheduled = true
+            return true
+        }
+        if pending { wakeUp?.signal() }
     }
 
     /// The delegate, if one is set and still alive.
@@ -208,16 +231,15 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             state.withLock { $0.lastSequence = frame.sequenceNumber }
             return
         }
-        let schedule: DispatchQueue? = state.withLock { state in
-            guard state.target.delegate != nil, let deliveryQueue = state.target.deliveryQueue,
-                let pipeline = state.pipeline
+        let wakeUp: WakeUp? = state.withLock { state in
+            guard state.target.delegate != nil, let wakeUp = state.target.wakeUp, let pipeline = state.pipeline
             else { return nil }
             accept(frame, pipeline: pipeline, connection: connection, state: &state)
             guard !state.drainScheduled, !state.queue.isEmpty else { return nil }
             state.drainScheduled = true
-            return deliveryQueue
+            return wakeUp
         }
-        schedule?.async { self.drain() }
+        wakeUp?.signal()
     }
 
     /// The drop decisions, under the lock. Nothing here converts or calls out.
