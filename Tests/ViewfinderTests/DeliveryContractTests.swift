@@ -58,6 +58,7 @@ struct DeliveryContractTests {
         #expect(stats.inFlight == 0, "every frame accounted for: \(stats)")
         #expect(stats.delivered == frames.count)
         #expect(delegate.drops.reduce(0) { $0 + $1.count } == stats.dropped)
+        #expect(rig.output.pipelineForTesting?.budget.count == 0, "every slot was given back")
     }
 
     @Test("a slow delegate gets the freshest frame; each replaced frame is reported late")
@@ -191,6 +192,7 @@ struct OverloadTests {
         #expect(stats.delivered == delegate.frames.count)
         #expect(delegate.drops.reduce(0) { $0 + $1.count } == stats.dropped)
         #expect(stats.droppedLate > 10_000)
+        #expect(rig.output.pipelineForTesting?.budget.count == 0, "every slot was given back")
         let sequences = delegate.frames.map(\.sequenceNumber)
         #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count)
     }

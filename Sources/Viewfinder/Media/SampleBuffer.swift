@@ -22,12 +22,13 @@ public final class SampleBuffer: Sendable {
     public let droppedFrameReason: DroppedFrameReason?
 
     private let attachmentStore: Mutex<[AttachmentKey: any Sendable]>
-    private let lease: FrameLease?
+    /// The output budget whose slot this frame holds, given back in `deinit`.
+    private let budget: FrameBudget?
 
     init(
         imageBuffer: PixelBuffer?, presentationTimeStamp: MediaTime, duration: MediaTime,
         sequenceNumber: UInt64, droppedFrameReason: DroppedFrameReason? = nil,
-        attachments: [AttachmentKey: any Sendable] = [:], lease: FrameLease? = nil
+        attachments: [AttachmentKey: any Sendable] = [:], budget: FrameBudget? = nil
     ) {
         self.imageBuffer = imageBuffer
         self.presentationTimeStamp = presentationTimeStamp
@@ -35,7 +36,11 @@ public final class SampleBuffer: Sendable {
         self.sequenceNumber = sequenceNumber
         self.droppedFrameReason = droppedFrameReason
         self.attachmentStore = Mutex(attachments)
-        self.lease = lease
+        self.budget = budget
+    }
+
+    deinit {
+        budget?.release()
     }
 
     /// A buffer that wraps `imageBuffer` with the given timing, e.g. to feed a processor in a test
@@ -46,7 +51,7 @@ public final class SampleBuffer: Sendable {
     ) {
         self.init(
             imageBuffer: imageBuffer, presentationTimeStamp: presentationTimeStamp, duration: duration,
-            sequenceNumber: sequenceNumber, droppedFrameReason: nil, lease: nil)
+            sequenceNumber: sequenceNumber, droppedFrameReason: nil, budget: nil)
     }
 
     /// All attachments.
@@ -93,8 +98,10 @@ public enum DroppedFrameReason: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Bounds how many frames an output has in flight (queued for its delegate, or held by it):
-/// each delivered frame holds a ``FrameLease`` until its last sample buffer goes.
+/// Bounds how many frames an output has in flight (queued for its delegate, or held by it).
+/// A frame takes a slot with ``tryAcquire()`` when it is accepted; the slot is given back by the
+/// sample buffer that carries the frame (in its `deinit`), or by the output when the frame is
+/// dropped before becoming one. Counting by hand spares an object per frame.
 ///
 /// Thread safety: lock-free; any thread.
 final class FrameBudget: Sendable {
@@ -103,27 +110,21 @@ final class FrameBudget: Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    /// A lease, or `nil` when `limit` frames are already in flight.
-    func tryAcquire() -> FrameLease? {
+    /// Takes a slot; `false` when `limit` frames are already in flight.
+    func tryAcquire() -> Bool {
         var current = inFlight.load(ordering: .relaxed)
         while current < limit {
             let (exchanged, original) = inFlight.compareExchange(
                 expected: current, desired: current + 1, ordering: .acquiringAndReleasing)
-            if exchanged { return FrameLease(budget: self) }
+            if exchanged { return true }
             current = original
         }
-        return nil
+        return false
     }
+
+    /// Gives back a slot taken by ``tryAcquire()``.
+    func release() { inFlight.subtract(1, ordering: .releasing) }
 
     /// Frames in flight now.
     var count: Int { inFlight.load(ordering: .relaxed) }
-
-    fileprivate func release() { inFlight.subtract(1, ordering: .releasing) }
-}
-
-/// One in-flight slot of a ``FrameBudget``, given back when the lease goes.
-final class FrameLease: Sendable {
-    private let budget: FrameBudget
-    fileprivate init(budget: FrameBudget) { self.budget = budget }
-    deinit { budget.release() }
 }

@@ -265,18 +265,19 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             state.statistics.rateGated += 1
             return
         }
-        guard let lease = pipeline.budget.tryAcquire() else {
+        guard pipeline.budget.tryAcquire() else {
             state.statistics.droppedOutOfBuffers += 1
             enqueueDrop(DropEvent(frame, reason: .outOfBuffers, connection: connection), state: &state)
             return
         }
         state.lastAcceptedTime = frame.presentationTime
-        let event = FrameEvent(frame: frame, lease: lease, pipeline: pipeline, connection: connection)
+        let event = FrameEvent(frame: frame, pipeline: pipeline, connection: connection)
         if state.discardsLate, let waiting = state.waitingFrame, state.queue.contains(position: waiting),
             case .frame(let old) = state.queue[position: waiting]
         {
-            // The waiting frame never reached the delegate: it is late.
+            // The waiting frame never reached the delegate: it is late, and gives its slot back.
             state.statistics.droppedLate += 1
+            old.pipeline.budget.release()
             let previous = waiting - 1
             if state.queuedDrops >= Self.dropReportLimit, state.queue.contains(position: previous),
                 case .drop(var report) = state.queue[position: previous], report.reason == .frameWasLate
@@ -345,7 +346,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         case .image(let image, let attachments):
             let buffer = SampleBuffer(
                 imageBuffer: image, presentationTimeStamp: frame.presentationTime, duration: frame.duration,
-                sequenceNumber: frame.sequenceNumber, attachments: attachments, lease: event.lease)
+                sequenceNumber: frame.sequenceNumber, attachments: attachments, budget: event.pipeline.budget)
             let latency = host.now() - frame.hostArrivalTime
             state.withLock { state in
                 state.statistics.delivered += 1
@@ -353,6 +354,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             }
             delegate?.captureOutput(self, didOutput: buffer, from: event.connection)
         case .drop(let reason):
+            event.pipeline.budget.release()
             state.withLock { state in
                 switch reason {
                 case .outOfBuffers: state.statistics.droppedOutOfBuffers += 1
@@ -420,7 +422,6 @@ enum DeliveryEvent {
 
 struct FrameEvent {
     let frame: CapturedFrame
-    let lease: FrameLease
     let pipeline: DeliveryPipeline
     let connection: CaptureConnection
 }
