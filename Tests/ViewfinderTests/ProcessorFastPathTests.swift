@@ -60,4 +60,80 @@ struct ProcessorFastPathTests {
         }
         #expect(wrong == 0)
     }
+
+    /// A buffer of pseudo-random bytes in every plane (no flat areas to hide a misplaced tile).
+    static func noise(_ format: PixelFormat, width: Int, height: Int, seed: UInt64) throws -> PixelBuffer {
+        let image = try ProcessorHarness.blank(format, width: width, height: height)
+        var state = seed
+        for plane in 0..<image.planeCount {
+            let bytes = image.baseAddress(ofPlane: plane).assumingMemoryBound(to: UInt8.self)
+            for index in 0..<(image.bytesPerRow(ofPlane: plane) * image.height(ofPlane: plane)) {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                bytes[index] = UInt8(truncatingIfNeeded: state >> 56)
+            }
+        }
+        return image
+    }
+
+    @Test(
+        "NV12 quarter turns move every luma byte and CbCr pair across tile boundaries",
+        arguments: [90.0, 270])
+    func rotateNV12Tiles(angle: Double) throws {
+        let (w, h) = (600, 330)  // several tiles each way, partial ones at the edges
+        let source = try Self.noise(.nv12VideoRange, width: w, height: h, seed: 3)
+        let rotated = try ProcessorHarness.output(RotateProcessor(angle: angle), on: source)
+        var mismatches = 0
+        for plane in 0..<2 {
+            let (width, height, size) = (source.width(ofPlane: plane), source.height(ofPlane: plane), plane + 1)
+            let input = source.baseAddress(ofPlane: plane).assumingMemoryBound(to: UInt8.self)
+            let output = rotated.baseAddress(ofPlane: plane).assumingMemoryBound(to: UInt8.self)
+            for y in 0..<height {
+                for x in 0..<width {
+                    let (dx, dy) = angle == 90 ? (height - 1 - y, x) : (y, width - 1 - x)
+                    for byte in 0..<size {
+                        let a = input[y * source.bytesPerRow(ofPlane: plane) + x * size + byte]
+                        let b = output[dy * rotated.bytesPerRow(ofPlane: plane) + dx * size + byte]
+                        if a != b { mismatches += 1 }
+                    }
+                }
+            }
+        }
+        #expect(mismatches == 0)
+    }
+
+    @Test("motion counts and sums equal a per-pixel reference on noise", arguments: [1, 15, 17, 333, 4100])
+    func motionNoise(width: Int) throws {
+        let threshold = 24
+        let detector = try MotionDetectionProcessor(pixelThreshold: threshold, minimumChangedFraction: 0.5)
+        let first = try Self.noise(.nv12VideoRange, width: width + width % 2, height: 6, seed: 1)
+        let second = try Self.noise(.nv12VideoRange, width: width + width % 2, height: 6, seed: 2)
+        _ = try ProcessorHarness.run(detector, on: first)
+        let report = try #require(
+            try ProcessorHarness.run(detector, on: second).frame.attachments[.motionReport] as? MotionReport)
+        var (changed, difference) = (0, 0)
+        for y in 0..<first.height {
+            for x in 0..<first.width {
+                let a = Int(first.baseAddress.load(fromByteOffset: y * first.bytesPerRow + x, as: UInt8.self))
+                let b = Int(second.baseAddress.load(fromByteOffset: y * second.bytesPerRow + x, as: UInt8.self))
+                difference += abs(a - b)
+                if abs(a - b) > threshold { changed += 1 }
+            }
+        }
+        let pixels = Double(first.width * first.height)
+        #expect(report.changedFraction == Double(changed) / pixels)
+        #expect(report.meanAbsoluteDifference == Double(difference) / pixels)
+    }
+
+    @Test("luma histograms equal a per-pixel count on noise", arguments: [2, 6, 14, 642])
+    func lumaNoise(width: Int) throws {
+        let image = try Self.noise(.nv12VideoRange, width: width, height: 10, seed: 9)
+        let stats = try LumaStatisticsProcessor().statistics(of: image)
+        var expected = [Int](repeating: 0, count: 256)
+        for y in 0..<image.height {
+            for x in 0..<image.width {
+                expected[Int(image.baseAddress.load(fromByteOffset: y * image.bytesPerRow + x, as: UInt8.self))] += 1
+            }
+        }
+        #expect(stats.histogram == expected)
+    }
 }
