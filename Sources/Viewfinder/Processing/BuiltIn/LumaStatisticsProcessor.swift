@@ -63,29 +63,28 @@ public final class LumaStatisticsProcessor: FrameProcessor {
         let step = sampleStride
         var histogram = [Int](repeating: 0, count: 256)
         rowScratch.withLock { scratch in
-            var row: UnsafeMutablePointer<UInt8>?
-            if LumaRows.needsRowScratch(image.pixelFormat) {
-                let memory = ScratchMemory.reuse(scratch, byteCount: image.width, key: image.width)
-                scratch = memory
-                row = memory.typed(UInt8.self)
-            }
-            // Four interleaved tables of 32-bit counts: consecutive equal samples (flat areas)
-            // then increment different memory, not one counter in a chain of dependent stores.
-            withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 4 * 256) { tables in
-                let counts = tables.baseAddress!
-                counts.initialize(repeating: 0, count: 4 * 256)
-                for y in stride(from: 0, to: image.height, by: step) {
-                    let luma = LumaRows.row(y, of: image, scratch: row)
-                    if step == 1 {
-                        Self.count(luma, image.width, into: counts)
-                    } else {
-                        for x in stride(from: 0, to: image.width, by: step) { counts[Int(luma[x])] &+= 1 }
-                    }
-                    // A row adds at most its width to a counter: fold before 32 bits could wrap.
-                    if y & 0x3FF == 0x3FF { Self.fold(counts, into: &histogram) }
+            // Four interleaved tables of 32-bit counts (consecutive equal samples, as in flat
+            // areas, then increment different memory, not one counter in a chain of dependent
+            // stores), then a row of luma for BGRA and YUYV.
+            let tableBytes = 4 * 256 * MemoryLayout<UInt32>.stride
+            let memory = ScratchMemory.reuse(scratch, byteCount: tableBytes + image.width, key: image.width)
+            scratch = memory
+            let counts = memory.typed(UInt32.self)
+            counts.update(repeating: 0, count: 4 * 256)
+            let row =
+                LumaRows.needsRowScratch(image.pixelFormat)
+                ? (memory.base + tableBytes).assumingMemoryBound(to: UInt8.self) : nil
+            for y in stride(from: 0, to: image.height, by: step) {
+                let luma = LumaRows.row(y, of: image, scratch: row)
+                if step == 1 {
+                    Self.count(luma, image.width, into: counts)
+                } else {
+                    for x in stride(from: 0, to: image.width, by: step) { counts[Int(luma[x])] &+= 1 }
                 }
-                Self.fold(counts, into: &histogram)
+                // A row adds at most its width to a counter: fold before 32 bits could wrap.
+                if y & 0x3FF == 0x3FF { Self.fold(counts, into: &histogram) }
             }
+            Self.fold(counts, into: &histogram)
         }
         var count = 0
         var total = 0
