@@ -11,6 +11,8 @@ struct BenchmarkResult: Encodable {
     var destinationHeight: Int?
     var threads: Int?
     var engine: String?
+    /// The pixel format processed (processor benchmarks).
+    var pixelFormat: String?
     var fpsMin: Double
     var fpsMedian: Double
     /// Bytes read and written per frame, over median time.
@@ -26,6 +28,10 @@ struct BenchmarkResult: Encodable {
     var peer: String?
     var peerFps: Double?
     var ratioToPeer: Double?
+    /// The peer's filter alone: its run's time minus the time of `-vf null` on the same frames
+    /// (reading raw frames and the null muxer), when that difference is measurable.
+    var peerFilterOnlyFps: Double?
+    var ratioToPeerFilterOnly: Double?
     var usPerFrame: Double?
     var allocationsPerFrame: Double?
     var latencyP50Us: Double?
@@ -41,6 +47,10 @@ struct MeasureSettings: Sendable {
     var runSeconds: Double
     /// Frame sizes to measure.
     var sizes: [(Int, Int)]
+    /// Frame sizes for the processor benchmarks (fewer in quick mode).
+    var processorSizes: [(Int, Int)]
+    /// Roughly how long each ffmpeg peer run of a processor lasts.
+    var peerSeconds: Double
     /// Whether to run ffmpeg as a peer (when it is installed).
     var ffmpeg: String?
 }
@@ -62,12 +72,4 @@ enum BenchmarkRegistry {
     }
 }
 
-/// EXTENSION POINT — frame processors.
-///
-/// The processor API (`FrameProcessor`, built-in processors, chains) is being written
-/// separately. When it lands, add cases here: each built-in processor on a BGRA and an NV12
-/// frame at every size, and a three-processor chain inside the pipeline benchmark (reuse
-/// `PipelineBenchmarks.measure` with a configured output). Until then this group is empty.
-enum ProcessorBenchmarks {
-    static func cases(settings: MeasureSettings) -> [BenchmarkCase] { [] }
-}
+// Processor benchmarks: see ProcessorBenchmarks.swift.

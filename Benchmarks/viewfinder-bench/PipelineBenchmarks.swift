@@ -12,6 +12,8 @@ enum PipelineBenchmarks {
         var cameraFormat: PixelFormat
         var outputFormat: PixelFormat?
         var halves = false
+        /// Processors added to the output (name, processor) for a frame size.
+        var processors: @Sendable (CaptureDevice.Dimensions) throws -> [(String, any FrameProcessor)] = { _ in [] }
     }
 
     static let setups: [Setup] = [
@@ -63,7 +65,7 @@ enum PipelineBenchmarks {
     }
 
     static func measure(
-        _ setup: Setup, _ size: CaptureDevice.Dimensions, _ settings: MeasureSettings
+        _ setup: Setup, _ size: CaptureDevice.Dimensions, _ settings: MeasureSettings, prefix: String = "pipeline"
     ) throws -> BenchmarkResult {
         let format = CaptureDevice.Format(
             pixelFormat: setup.cameraFormat, width: size.width, height: size.height,
@@ -74,7 +76,7 @@ enum PipelineBenchmarks {
         let session = CaptureSession()
         let input = try CaptureDeviceInput(device: camera.device)
         let output = CaptureVideoDataOutput()
-        let destination = setup.halves ? CaptureDevice.Dimensions(width: size.width / 2, height: size.height / 2) : size
+        var destination = setup.halves ? CaptureDevice.Dimensions(width: size.width / 2, height: size.height / 2) : size
         if let outputFormat = setup.outputFormat {
             output.videoSettings =
                 setup.halves
@@ -85,6 +87,7 @@ enum PipelineBenchmarks {
         // discarding an unpaced camera floods the output's queue with late-drop reports faster
         // than the delivery queue drains them, and almost nothing is delivered.)
         output.alwaysDiscardsLateVideoFrames = false
+        for (name, processor) in try setup.processors(size) { try output.addProcessor(processor, named: name) }
         let delegate = CountingDelegate()
         output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "bench.delegate"))
         session.beginConfiguration()
@@ -112,15 +115,21 @@ enum PipelineBenchmarks {
         let figures = Measure.Figures(fps: fps, allocationsPerFrame: Double(allocations) / Double(max(1, frames)))
 
         let sourceBytes = setup.cameraFormat.frameSize(width: size.width, height: size.height)
-        let outputBytes =
+        var outputBytes =
             setup.outputFormat.map { $0.frameSize(width: destination.width, height: destination.height) } ?? 0
+        if !output.processors.isEmpty, let delivered = output.deliveredFormat {
+            // The conversion's output (if any) plus the chain's last new image.
+            outputBytes += delivered.pixelFormat.frameSize(width: delivered.size.width, height: delivered.size.height)
+            destination = delivered.size
+        }
         let bytes = sourceBytes + outputBytes
         let floor = Measure.memcpyFloor(bytes: bytes, settings: settings)
         var result = BenchmarkResult(
-            name: "pipeline/\(setup.label)/\(size)", group: "pipeline", width: size.width, height: size.height,
+            name: "\(prefix)/\(setup.label)/\(size)", group: "pipeline", width: size.width, height: size.height,
             destinationWidth: destination.width, destinationHeight: destination.height,
             threads: PixelConverter.Options.defaultThreadCount,
-            engine: output.isZeroCopy ? "zero-copy" : output.conversionEngine?.rawValue, fpsMin: figures.min,
+            engine: output.isZeroCopy ? "zero-copy" : output.conversionEngine?.rawValue ?? "no conversion",
+            fpsMin: figures.min,
             fpsMedian: figures.median, gbPerS: Double(bytes) * figures.median / 1e9, floor: floor,
             ratioToFloor: figures.median / floor)
         result.usPerFrame = 1e6 / figures.median

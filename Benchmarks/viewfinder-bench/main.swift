@@ -5,7 +5,8 @@ import Viewfinder
 let usage = """
     usage: viewfinder-bench [--quick] [--filter SUBSTRING] [--json PATH] [--repeat N]
 
-      --quick             640x480 and 1920x1080 only, 3 short runs each (under a minute)
+      --quick             640x480 and 1920x1080 only (processors: 1920x1080 only), 3 short runs each
+                          (under a minute)
       --filter SUBSTRING  run only benchmarks whose name contains SUBSTRING (case-insensitive)
       --json PATH         also write the results as a JSON array to PATH
       --repeat N          timed runs per figure (default 7, or 3 with --quick)
@@ -81,9 +82,24 @@ func markdown(_ results: [BenchmarkResult]) -> String {
         )
         lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
         for r in pipelines {
-            let name = r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name
+            let name = r.name.split(separator: "/").dropFirst().dropLast().joined(separator: "/")
             lines.append(
                 "| \(name) | \(r.width)x\(r.height) → \(r.destinationWidth ?? r.width)x\(r.destinationHeight ?? r.height) | \(r.engine ?? "–") | \(format(r.fpsMin)) | \(format(r.fpsMedian)) | \(format(r.usPerFrame)) | \(format(r.allocationsPerFrame, 2)) | \(format(r.latencyP50Us)) | \(format(r.latencyP99Us)) | \(format(r.floor)) | \(format(r.ratioToFloor, 2)) |"
+            )
+        }
+    }
+    let processors = results.filter { $0.group == "processor" }
+    if !processors.isEmpty {
+        if !lines.isEmpty { lines.append("") }
+        lines.append(
+            "| processor | format | size → output | fps min | fps median | GB/s | allocs/frame | floor fps (memcpy) | ×floor | ffmpeg peer | ffmpeg fps | ×peer | ffmpeg filter-only fps | ×filter-only |"
+        )
+        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
+        for r in processors {
+            let name = r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name
+            let peer = r.peer.map { "`" + ($0.components(separatedBy: " (").first ?? $0) + "`" } ?? "–"
+            lines.append(
+                "| \(name) | \(r.pixelFormat ?? "–") | \(r.width)x\(r.height) → \(r.destinationWidth ?? r.width)x\(r.destinationHeight ?? r.height) | \(format(r.fpsMin)) | \(format(r.fpsMedian)) | \(format(r.gbPerS, 2)) | \(format(r.allocationsPerFrame, 2)) | \(format(r.floor)) | \(format(r.ratioToFloor, 2)) | \(peer) | \(format(r.peerFps)) | \(format(r.ratioToPeer, 2)) | \(format(r.peerFilterOnlyFps)) | \(format(r.ratioToPeerFilterOnly, 2)) |"
             )
         }
     }
@@ -101,7 +117,9 @@ func main() -> Int32 {
     let ffmpeg = FFmpegPeer.locate()
     let settings = MeasureSettings(
         repeats: arguments.repeats ?? (arguments.quick ? 3 : 7), runSeconds: arguments.quick ? 0.04 : 0.2,
-        sizes: arguments.quick ? [(640, 480), (1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)], ffmpeg: ffmpeg)
+        sizes: arguments.quick ? [(640, 480), (1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
+        processorSizes: arguments.quick ? [(1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
+        peerSeconds: arguments.quick ? 0.25 : 1, ffmpeg: ffmpeg)
     var cases = BenchmarkRegistry.all(settings: settings)
     if let filter = arguments.filter?.lowercased() {
         cases = cases.filter { $0.name.lowercased().contains(filter) }

@@ -63,18 +63,28 @@ public final class LumaStatisticsProcessor: FrameProcessor {
         let step = sampleStride
         var histogram = [Int](repeating: 0, count: 256)
         rowScratch.withLock { scratch in
-            var row: UnsafeMutablePointer<UInt8>?
-            if LumaRows.needsRowScratch(image.pixelFormat) {
-                let memory = ScratchMemory.reuse(scratch, byteCount: image.width, key: image.width)
-                scratch = memory
-                row = memory.typed(UInt8.self)
-            }
-            histogram.withUnsafeMutableBufferPointer { bins in
-                for y in stride(from: 0, to: image.height, by: step) {
-                    let luma = LumaRows.row(y, of: image, scratch: row)
-                    for x in stride(from: 0, to: image.width, by: step) { bins[Int(luma[x])] += 1 }
+            // Four interleaved tables of 32-bit counts (consecutive equal samples, as in flat
+            // areas, then increment different memory, not one counter in a chain of dependent
+            // stores), then a row of luma for BGRA and YUYV.
+            let tableBytes = 4 * 256 * MemoryLayout<UInt32>.stride
+            let memory = ScratchMemory.reuse(scratch, byteCount: tableBytes + image.width, key: image.width)
+            scratch = memory
+            let counts = memory.typed(UInt32.self)
+            counts.update(repeating: 0, count: 4 * 256)
+            let row =
+                LumaRows.needsRowScratch(image.pixelFormat)
+                ? (memory.base + tableBytes).assumingMemoryBound(to: UInt8.self) : nil
+            for y in stride(from: 0, to: image.height, by: step) {
+                let luma = LumaRows.row(y, of: image, scratch: row)
+                if step == 1 {
+                    Self.count(luma, image.width, into: counts)
+                } else {
+                    for x in stride(from: 0, to: image.width, by: step) { counts[Int(luma[x])] &+= 1 }
                 }
+                // A row adds at most its width to a counter: fold before 32 bits could wrap.
+                if y & 0x3FF == 0x3FF { Self.fold(counts, into: &histogram) }
             }
+            Self.fold(counts, into: &histogram)
         }
         var count = 0
         var total = 0
@@ -85,5 +95,33 @@ public final class LumaStatisticsProcessor: FrameProcessor {
         return LumaStatistics(
             mean: count > 0 ? Double(total) / Double(count) : 0, histogram: histogram, sampleCount: count,
             isFullRange: LumaRows.isFullRange(image.pixelFormat))
+    }
+
+    /// Counts `width` luma samples into four 256-entry tables, one per sample position mod 4.
+    @inline(__always)
+    private static func count(_ luma: UnsafePointer<UInt8>, _ width: Int, into counts: UnsafeMutablePointer<UInt32>) {
+        var x = 0
+        while x + 4 <= width {
+            let four = UnsafeRawPointer(luma + x).loadUnaligned(as: UInt32.self)
+            counts[Int(four & 0xFF)] &+= 1
+            counts[256 + Int((four >> 8) & 0xFF)] &+= 1
+            counts[512 + Int((four >> 16) & 0xFF)] &+= 1
+            counts[768 + Int(four >> 24)] &+= 1
+            x += 4
+        }
+        while x < width {
+            counts[Int(luma[x])] &+= 1
+            x += 1
+        }
+    }
+
+    /// Adds the four tables to `histogram` and clears them.
+    private static func fold(_ counts: UnsafeMutablePointer<UInt32>, into histogram: inout [Int]) {
+        for bin in 0..<256 {
+            histogram[bin] +=
+                Int(counts[bin]) + Int(counts[256 + bin]) + Int(counts[512 + bin])
+                + Int(counts[768 + bin])
+        }
+        counts.update(repeating: 0, count: 4 * 256)
     }
 }

@@ -97,11 +97,9 @@ public final class MotionDetectionProcessor: FrameProcessor {
                 let luma = LumaRows.row(y, of: image, scratch: row)
                 let old = previous + y * width
                 if hadReference {
-                    for x in 0..<width {
-                        let delta = abs(Int(luma[x]) - Int(old[x]))
-                        difference += delta
-                        if delta > threshold { changed += 1 }
-                    }
+                    let (rowChanged, rowDifference) = Self.compareRow(luma, old, count: width, threshold: threshold)
+                    changed &+= rowChanged
+                    difference &+= rowDifference
                 }
                 old.update(from: luma, count: width)
             }
@@ -112,5 +110,46 @@ public final class MotionDetectionProcessor: FrameProcessor {
         return MotionReport(
             changedFraction: fraction, meanAbsoluteDifference: Double(difference) / pixels,
             isMotion: hadReference && fraction >= minimumChangedFraction && changed > 0, hasReference: hadReference)
+    }
+
+    /// Pixels of one row whose luma moved by more than `threshold`, and the sum of the absolute
+    /// differences: 8-bit differences in 16-byte vectors, counts and sums widened only per chunk.
+    @inline(__always)
+    private static func compareRow(
+        _ new: UnsafePointer<UInt8>, _ old: UnsafePointer<UInt8>, count: Int, threshold: Int
+    ) -> (changed: Int, difference: Int) {
+        typealias Bytes = SIMD16<UInt8>
+        let limit = Bytes(repeating: UInt8(threshold))
+        let one = Bytes(repeating: 1)
+        var changed = 0
+        var difference = 0
+        var x = 0
+        let (newBytes, oldBytes) = (UnsafeRawPointer(new), UnsafeRawPointer(old))
+        while x + 16 <= count {
+            // Up to 128 vectors per chunk: 16-bit lane sums reach 128 × 2 × 255 at most.
+            var sums = SIMD8<UInt16>()
+            var counts = Bytes()
+            let end = min(count, x + 16 * 128)
+            while x + 16 <= end {
+                let a = newBytes.loadUnaligned(fromByteOffset: x, as: Bytes.self)
+                let b = oldBytes.loadUnaligned(fromByteOffset: x, as: Bytes.self)
+                let delta = pointwiseMax(a, b) &- pointwiseMin(a, b)
+                counts &+= one.replacing(with: 0, where: delta .<= limit)
+                let low = SIMD8<UInt16>(truncatingIfNeeded: delta.lowHalf)
+                let high = SIMD8<UInt16>(truncatingIfNeeded: delta.highHalf)
+                sums &+= low &+ high
+                x += 16
+            }
+            // 128 vectors can count 128 per lane: fits a byte.
+            difference &+= Int(SIMD8<UInt32>(truncatingIfNeeded: sums).wrappedSum())
+            changed &+= Int(SIMD16<UInt32>(truncatingIfNeeded: counts).wrappedSum())
+        }
+        while x < count {
+            let delta = abs(Int(new[x]) - Int(old[x]))
+            difference &+= delta
+            if delta > threshold { changed &+= 1 }
+            x += 1
+        }
+        return (changed, difference)
     }
 }

@@ -94,28 +94,62 @@ public final class RotateProcessor: FrameProcessor {
     }
 
     /// Rotates an NV12 frame by 90 or 270 degrees: luma directly, chroma through two scratch
-    /// planes (rotated Cb and Cr) merged back into pairs.
+    /// planes (rotated Cb and Cr) merged back into pairs. Both rotations go tile by tile, so the
+    /// destination rows a tile writes stay in cache until their lines are full (libyuv transposes
+    /// 8 source rows at a time across the whole width, touching every destination row per strip).
     private func rotateNV12QuarterTurn(_ s: PixelBuffer, into d: PixelBuffer) -> Int32 {
-        let luma = RotatePlane(
-            BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0), Int32(s.width),
-            Int32(s.height), mode)
-        guard luma == 0 else { return luma }
+        let (width, height) = (s.width, s.height)
+        let (source, target) = (BuiltIn.pixels(s, 0), BuiltIn.pixels(d, 0))
+        let (sourceStride, targetStride) = (s.bytesPerRow(ofPlane: 0), d.bytesPerRow(ofPlane: 0))
+        for y in stride(from: 0, to: height, by: Self.tileHeight) {
+            let h = min(Self.tileHeight, height - y)
+            for x in stride(from: 0, to: width, by: Self.tileWidth) {
+                let w = min(Self.tileWidth, width - x)
+                let (tx, ty) = Self.rotatedOrigin(x: x, y: y, w: w, h: h, width: width, height: height, mode: mode)
+                let status = RotatePlane(
+                    source + y * sourceStride + x, Int32(sourceStride), target + ty * targetStride + tx,
+                    Int32(targetStride), Int32(w), Int32(h), mode)
+                guard status == 0 else { return status }
+            }
+        }
         // Source chroma: `pairs` CbCr pairs per row, `rows` rows. Rotated: `rows` per row, `pairs` rows.
         let pairs = s.width(ofPlane: 1)
         let rows = s.height(ofPlane: 1)
+        let mode = self.mode
         return chromaScratch.withLock { scratch in
             let memory = ScratchMemory.reuse(scratch, byteCount: 2 * pairs * rows, key: pairs << 32 | rows)
             scratch = memory
             let cb = memory.typed(UInt8.self)
             let cr = cb + pairs * rows
-            let status = SplitRotateUV(
-                BuiltIn.pixels(s, 1), BuiltIn.stride(s, 1), cb, Int32(rows), cr, Int32(rows), Int32(pairs),
-                Int32(rows), mode)
-            guard status == 0 else { return status }
+            let chromaStride = s.bytesPerRow(ofPlane: 1)
+            for y in stride(from: 0, to: rows, by: Self.tileHeight) {
+                let h = min(Self.tileHeight, rows - y)
+                for x in stride(from: 0, to: pairs, by: Self.tileWidth) {
+                    let w = min(Self.tileWidth, pairs - x)
+                    let (tx, ty) = Self.rotatedOrigin(x: x, y: y, w: w, h: h, width: pairs, height: rows, mode: mode)
+                    let status = SplitRotateUV(
+                        BuiltIn.pixels(s, 1) + y * chromaStride + 2 * x, Int32(chromaStride), cb + ty * rows + tx,
+                        Int32(rows), cr + ty * rows + tx, Int32(rows), Int32(w), Int32(h), mode)
+                    guard status == 0 else { return status }
+                }
+            }
             MergeUVPlane(
                 cb, Int32(rows), cr, Int32(rows), BuiltIn.pixels(d, 1), BuiltIn.stride(d, 1), Int32(rows),
                 Int32(pairs))
             return 0
         }
+    }
+
+    /// Tile size for quarter turns, in source samples.
+    static let tileWidth = 256
+    static let tileHeight = 64
+
+    /// Where the `w` × `h` tile at (`x`, `y`) of a `width` × `height` plane lands once turned by
+    /// `mode` (90 or 270 degrees clockwise): its top-left corner in the rotated plane.
+    private static func rotatedOrigin(
+        x: Int, y: Int, w: Int, h: Int, width: Int, height: Int, mode: RotationMode
+    ) -> (x: Int, y: Int) {
+        // 90°: (x, y) → (height - 1 - y, x); 270°: (x, y) → (y, width - 1 - x).
+        mode == kRotate90 ? (height - y - h, x) : (y, width - x - w)
     }
 }
