@@ -48,6 +48,25 @@ struct ProcessorGeometryTests {
         }
     }
 
+    @Test(
+        "large frames turned in two bands put every pixel where a single band would",
+        arguments: [PixelFormat.bgra, .nv12VideoRange], [90.0, 270])
+    func rotateInBands(format: PixelFormat, angle: Double) throws {
+        let (w, h) = (1280, 800)  // over RotateProcessor.minimumPixelsForBands
+        #expect(w * h >= RotateProcessor.minimumPixelsForBands)
+        let source = try ProcessorHarness.pattern(format, width: w, height: h, sequenceNumber: 0x5A5)
+        let rotated = try ProcessorHarness.output(RotateProcessor(angle: angle), on: source)
+        var mismatches = 0
+        // Every row (so both bands and the seam between them), every 7th column.
+        for y in 0..<h {
+            for x in stride(from: y % 7, to: w, by: 7) {
+                let (dx, dy) = angle == 90 ? (h - 1 - y, x) : (y, w - 1 - x)
+                if Reference.sample(rotated, x: dx, y: dy) != Reference.sample(source, x: x, y: y) { mismatches += 1 }
+            }
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test("angles other than 0, 90, 180 and 270 are refused; 0 passes frames through", arguments: [45.0, -90, 360, 91])
     func rotateAngles(angle: Double) throws {
         #expect(throws: CaptureError.self) { try RotateProcessor(angle: angle) }

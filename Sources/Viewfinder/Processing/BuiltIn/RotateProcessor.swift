@@ -26,6 +26,11 @@ public final class RotateProcessor: FrameProcessor {
     public let angle: Double
     private let mode: RotationMode
     private let chromaScratch = Mutex<ScratchMemory?>(nil)
+    /// A second thread for quarter turns of large frames (plane 0 split into two bands of rows,
+    /// as ffmpeg's `transpose` slices over cores); made on the first such frame.
+    private let bandWorkers = Mutex<BandWorkers?>(nil)
+    /// Bytes per pixel of the plane the band workers turn, set before each run.
+    private let bandBytesPerPixel = Atomic<Int>(1)
 
     /// A processor rotating clockwise by `angle` degrees, which must be 0, 90, 180 or 270 (as for
     /// `AVCaptureConnection.videoRotationAngle`); other angles throw
@@ -41,6 +46,10 @@ public final class RotateProcessor: FrameProcessor {
                 .invalidArgument, "cannot rotate by \(angle) degrees: use 0, 90, 180 or 270 (clockwise)")
         }
         self.angle = angle
+    }
+
+    deinit {
+        bandWorkers.withLock { $0?.stop() }
     }
 
     /// BGRA, NV12 (either range) and I420.
@@ -64,11 +73,14 @@ public final class RotateProcessor: FrameProcessor {
         let status: Int32
         let function: String
         switch source.pixelFormat {
-        case .bgra:
+        case .bgra where mode == kRotate180:
             function = "ARGBRotate"
             status = ARGBRotate(
                 BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0), width, height,
                 mode)
+        case .bgra:
+            function = "ARGBRotate"
+            status = rotateTiles(source, into: destination, bytesPerPixel: 4)
         case .i420:
             function = "I420Rotate"
             status = I420Rotate(
@@ -93,29 +105,73 @@ public final class RotateProcessor: FrameProcessor {
         return .keep
     }
 
-    /// Rotates an NV12 frame by 90 or 270 degrees: luma directly, chroma through two scratch
-    /// planes (rotated Cb and Cr) merged back into pairs. Both rotations go tile by tile, so the
-    /// destination rows a tile writes stay in cache until their lines are full (libyuv transposes
-    /// 8 source rows at a time across the whole width, touching every destination row per strip).
-    private func rotateNV12QuarterTurn(_ s: PixelBuffer, into d: PixelBuffer) -> Int32 {
+    /// Turns plane 0 of `s` by 90 or 270 degrees into `d` one tile at a time with `rotate`
+    /// (a libyuv rotation taking pointers, strides, width and height), so the destination rows a
+    /// tile writes stay in cache until their lines are full (libyuv transposes 8 source rows at a
+    /// time across the whole width, touching every destination row per strip).
+    ///
+    /// Frames of a million pixels or more are split into two bands of source rows, the second
+    /// turned on the processor's band thread.
+    private func rotateTiles(_ s: PixelBuffer, into d: PixelBuffer, bytesPerPixel: Int) -> Int32 {
+        guard s.width * s.height >= Self.minimumPixelsForBands else {
+            return Self.rotateTiles(
+                ImageView(s), into: ImageView(d), rows: 0..<s.height, bytesPerPixel: bytesPerPixel, mode: mode)
+        }
+        return bandWorkers.withLock { workers in
+            if workers == nil {
+                let made = BandWorkers(bands: 2)
+                let mode = self.mode
+                made.work = { [unowned self] band, source, destination in
+                    let half = (source.height / 2) & ~1
+                    return Self.rotateTiles(
+                        source, into: destination, rows: band == 0 ? 0..<half : half..<source.height,
+                        bytesPerPixel: self.bandBytesPerPixel.load(ordering: .relaxed), mode: mode)
+                }
+                workers = made
+            }
+            bandBytesPerPixel.store(bytesPerPixel, ordering: .relaxed)
+            return workers!.run(ImageView(s), ImageView(d))
+        }
+    }
+
+    /// Frames with fewer pixels are turned on the calling thread alone.
+    static let minimumPixelsForBands = 1_000_000
+
+    /// Turns source rows `rows` of plane 0 of `s` (a `bytesPerPixel`-byte-per-pixel plane) into
+    /// their place in `d`, tile by tile, with libyuv.
+    private static func rotateTiles(
+        _ s: ImageView, into d: ImageView, rows: Range<Int>, bytesPerPixel: Int, mode: RotationMode
+    ) -> Int32 {
         let (width, height) = (s.width, s.height)
-        let (source, target) = (BuiltIn.pixels(s, 0), BuiltIn.pixels(d, 0))
-        let (sourceStride, targetStride) = (s.bytesPerRow(ofPlane: 0), d.bytesPerRow(ofPlane: 0))
-        for y in stride(from: 0, to: height, by: Self.tileHeight) {
-            let h = min(Self.tileHeight, height - y)
-            for x in stride(from: 0, to: width, by: Self.tileWidth) {
-                let w = min(Self.tileWidth, width - x)
+        let (source, target) = (s.planes.0, d.planes.0)
+        let (sourceStride, targetStride) = (s.strides.0, d.strides.0)
+        let tileWidth = Self.tileWidth / bytesPerPixel
+        for y in stride(from: rows.lowerBound, to: rows.upperBound, by: Self.tileHeight) {
+            let h = min(Self.tileHeight, rows.upperBound - y)
+            for x in stride(from: 0, to: width, by: tileWidth) {
+                let w = min(tileWidth, width - x)
                 let (tx, ty) = Self.rotatedOrigin(x: x, y: y, w: w, h: h, width: width, height: height, mode: mode)
-                let status = RotatePlane(
-                    source + y * sourceStride + x, Int32(sourceStride), target + ty * targetStride + tx,
-                    Int32(targetStride), Int32(w), Int32(h), mode)
+                let from = UnsafePointer(source + y * sourceStride + x * bytesPerPixel)
+                let to = target + ty * targetStride + tx * bytesPerPixel
+                let status =
+                    bytesPerPixel == 4
+                    ? ARGBRotate(from, Int32(sourceStride), to, Int32(targetStride), Int32(w), Int32(h), mode)
+                    : RotatePlane(from, Int32(sourceStride), to, Int32(targetStride), Int32(w), Int32(h), mode)
                 guard status == 0 else { return status }
             }
         }
+        return 0
+    }
+
+    /// Rotates an NV12 frame by 90 or 270 degrees: luma directly, chroma through two scratch
+    /// planes (rotated Cb and Cr) merged back into pairs, both tile by tile.
+    private func rotateNV12QuarterTurn(_ s: PixelBuffer, into d: PixelBuffer) -> Int32 {
+        let luma = rotateTiles(s, into: d, bytesPerPixel: 1)
+        guard luma == 0 else { return luma }
+        let mode = self.mode
         // Source chroma: `pairs` CbCr pairs per row, `rows` rows. Rotated: `rows` per row, `pairs` rows.
         let pairs = s.width(ofPlane: 1)
         let rows = s.height(ofPlane: 1)
-        let mode = self.mode
         return chromaScratch.withLock { scratch in
             let memory = ScratchMemory.reuse(scratch, byteCount: 2 * pairs * rows, key: pairs << 32 | rows)
             scratch = memory
