@@ -40,8 +40,10 @@ public protocol FrameProcessor: AnyObject, Sendable {
 }
 
 extension FrameProcessor {
+    /// Every uncompressed format.
     public var acceptedPixelFormats: [PixelFormat] { [] }
 
+    /// What it is given.
     public func outputFormat(for input: FrameFormat) throws(CaptureError) -> FrameFormat { input }
 }
 

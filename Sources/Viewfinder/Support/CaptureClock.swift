@@ -16,14 +16,17 @@ public protocol CaptureClock: Sendable {
 
 /// The system's monotonic clock (`CLOCK_MONOTONIC`, the clock V4L2 timestamps use).
 public struct HostClock: CaptureClock {
+    /// The host's monotonic clock.
     public init() {}
 
+    /// `CLOCK_MONOTONIC` now, in nanoseconds.
     public func now() -> MediaTime {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
         return MediaTime(value: Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec), timescale: 1_000_000_000)
     }
 
+    /// Sleeps in slices of at most 5 ms until `deadline`, checking `isCancelled` between them.
     public func wait(until deadline: MediaTime, isCancelled: () -> Bool) -> Bool {
         while true {
             if isCancelled() { return false }
@@ -55,6 +58,7 @@ public final class ManualClock: CaptureClock {
         state = Mutex(State(now: start))
     }
 
+    /// The time the clock was last advanced to.
     public func now() -> MediaTime { state.withLock { $0.now } }
 
     /// Moves the clock forward by `interval` and wakes everything waiting on it.
@@ -86,6 +90,7 @@ public final class ManualClock: CaptureClock {
         return true
     }
 
+    /// Blocks until the clock is advanced to `deadline` or `isCancelled` turns true.
     public func wait(until deadline: MediaTime, isCancelled: () -> Bool) -> Bool {
         condition.lock()
         defer { condition.unlock() }
