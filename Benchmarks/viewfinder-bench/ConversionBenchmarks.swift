@@ -277,43 +277,19 @@ enum FFmpegPeer {
         return nil
     }
 
-    /// Runs ffmpeg on `frames` frames (the ring of sources looped) and returns what ran and its
-    /// frames per second (frames over ffmpeg's own `-benchmark` real time), or `nil` on failure.
+    /// Runs ffmpeg's `scale` and `format` filters on `frames` frames (the ring of sources looped,
+    /// through ``FFmpegInput``) and returns what ran and its frames per second (over ffmpeg's own
+    /// `-benchmark` real time, demuxing included), or `nil` on failure.
     static func run(
         ffmpeg: String, pair: ConversionBenchmarks.Pair, sources: [PixelBuffer],
         sourceSize: CaptureDevice.Dimensions, destinationSize: CaptureDevice.Dimensions, frames: Int
     ) -> (String, Double)? {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "viewfinder-bench-\(getpid())-\(pair.ffmpegSource)-\(sourceSize).raw")
-        defer { try? FileManager.default.removeItem(at: file) }
-        var data = Data()
-        for buffer in sources {
-            for plane in 0..<buffer.planeCount { data.append(contentsOf: buffer.bytes(ofPlane: plane)) }
+        guard let input = FFmpegInput(ffmpeg: ffmpeg, ffmpegFormat: pair.ffmpegSource, sources: sources) else {
+            return nil
         }
-        guard (try? data.write(to: file)) != nil else { return nil }
-        let loops = max(0, frames / sources.count - 1)
         let filter =
             "scale=\(destinationSize.width):\(destinationSize.height):flags=bilinear,format=\(pair.ffmpegDestination)"
-        let arguments = [
-            "-hide_banner", "-nostdin", "-nostats", "-benchmark", "-stream_loop", "\(loops)", "-f", "rawvideo",
-            "-pix_fmt", pair.ffmpegSource, "-s", "\(sourceSize.width)x\(sourceSize.height)", "-i", file.path,
-            "-vf", filter, "-f", "null", "-",
-        ]
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: ffmpeg)
-        process.arguments = arguments
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return nil }
-        let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        guard process.terminationStatus == 0,
-            let range = output.range(of: #"rtime=([0-9.]+)s"#, options: .regularExpression)
-        else { return nil }
-        let seconds = Double(output[range].dropFirst(6).dropLast()) ?? 0
-        guard seconds > 0 else { return nil }
-        let total = sources.count * (loops + 1)
-        return ("ffmpeg -vf \(filter) (\(total) frames, rawvideo demux included)", Double(total) / seconds)
+        guard let (total, fps) = input.run(filter: filter, frames: frames) else { return nil }
+        return ("ffmpeg -vf \(filter) (\(total) frames, rawvideo demux included)", fps)
     }
 }

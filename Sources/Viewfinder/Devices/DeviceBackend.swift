@@ -54,6 +54,21 @@ protocol DeviceBackend: AnyObject, Sendable {
     func stopStreaming()
 }
 
+extension DeviceBackend {
+    /// The checks every backend makes before streaming: the device is still connected and
+    /// offers `format`.
+    func checkCanStream(_ format: CaptureDevice.Format) throws(CaptureError) {
+        guard isConnected else {
+            throw CaptureError(
+                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
+        }
+        guard formats.contains(format) else {
+            throw CaptureError(
+                .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+        }
+    }
+}
+
 /// Finds devices of one backend kind. Registered with ``DeviceRegistry``.
 protocol DeviceProvider: Sendable {
     /// The backends present now; the registry keeps one ``CaptureDevice`` per unique ID.

@@ -169,13 +169,7 @@ final class VirtualCameraBackend: DeviceBackend {
     func startStreaming(
         format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
     ) throws(CaptureError) -> MediaTime {
-        guard isConnected else {
-            throw CaptureError(
-                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
-        }
-        guard formats.contains(format) else {
-            throw CaptureError(.unsupportedFormat, "'\(localizedName)' does not offer \(format)")
-        }
+        try checkCanStream(format)
         guard configuration.bufferCount > 0 else {
             throw CaptureError(
                 .invalidArgument,

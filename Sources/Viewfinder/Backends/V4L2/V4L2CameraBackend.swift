@@ -82,14 +82,7 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
     func startStreaming(
         format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
     ) throws(CaptureError) -> MediaTime {
-        guard isConnected else {
-            throw CaptureError(
-                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
-        }
-        guard formats.contains(format) else {
-            throw CaptureError(
-                .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
-        }
+        try checkCanStream(format)
         let fd: Int32
         do {
             fd = try interface.open(path, flags: O_RDWR | O_NONBLOCK)
