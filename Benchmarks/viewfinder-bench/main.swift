@@ -150,6 +150,13 @@ func main() -> Int32 {
         }
     }
     print(markdown(results))
+    switch AllocationLimits.check(results) {
+    case .success(let checked):
+        progress("allocation limits (Benchmarks/allocation-limits.json): \(checked) results within their limits")
+    case .failure(let error):
+        progress("viewfinder-bench: \(error.message)")
+        failed = true
+    }
     if let path = arguments.jsonPath {
         let encoder = JSONEncoder()
         encoder.keyEncodingStrategy = .convertToSnakeCase
