@@ -246,3 +246,21 @@ struct ConnectionOrientationTests {
         rig.session.stopRunning()
     }
 }
+
+@Suite("Negotiation with scaling")
+struct NegotiationScalingTests {
+    @Test("a scaled request prefers the camera format that needs no conversion, only scaling")
+    func scaledRequestsKeepTheFormat() throws {
+        let device = VirtualCamera(configuration: .init(clock: ManualClock())).device
+        func pick(_ format: PixelFormat, _ width: Int, _ height: Int) throws -> PixelFormat {
+            try FormatNegotiator.negotiate(
+                device: device, preset: .hd1920x1080,
+                requests: [OutputRequest(pixelFormat: format, size: .init(width: width, height: height))]
+            ).format.pixelFormat
+        }
+        #expect(try pick(.nv12VideoRange, 640, 360) == .nv12VideoRange, "scale only, no conversion")
+        #expect(try pick(.nv12VideoRange, 960, 540) == .nv12VideoRange)
+        #expect(try pick(.bgra, 640, 360) == .bgra)
+        #expect(try pick(.i420, 960, 540) == .nv12VideoRange, "one fused libyuv pass from the smallest native format")
+    }
+}

@@ -3,9 +3,10 @@
 /// side decides, and the choice is fixed until the next commit).
 ///
 /// Cost of a candidate format, summed over outputs: 0 when the output takes the format as is
-/// (zero-copy); otherwise one conversion pass, cheaper through libyuv than libswscale, plus a
-/// scaling pass when sizes differ. Formats a driver only emulates in software, and formats that
-/// cannot reach the asked frame rate, cost extra. Ties go to fewer bytes per frame.
+/// (zero-copy); otherwise a libyuv conversion pass when formats differ, plus scaling when sizes
+/// differ (cheap when it halves and fuses into the conversion, a libswscale pass otherwise).
+/// Formats a driver only emulates in software, and formats that cannot reach the asked frame
+/// rate, cost extra. Ties go to fewer bytes per frame.
 enum FormatNegotiator {
     struct Choice: Equatable {
         var format: CaptureDevice.Format
@@ -62,8 +63,11 @@ enum FormatNegotiator {
         let size = request.size ?? format.dimensions
         if target == format.pixelFormat && size == format.dimensions { return 0 }
         if format.pixelFormat.isCompressed { return 1000 }
-        let engine = PixelConverter.engine(
-            from: format.pixelFormat, size: format.dimensions, to: target, size: size)
-        return (engine == .libyuv ? 10 : 30) + (size == format.dimensions ? 0 : 5)
+        // A format change is one libyuv pass (every convertible pair has a route); a size change
+        // is nearly free fused into it when it halves, and a libswscale pass otherwise.
+        let converts = target != format.pixelFormat ? 10 : 0
+        let halves = size.width * 2 == format.dimensions.width && size.height * 2 == format.dimensions.height
+        let scales = size == format.dimensions ? 0 : (halves ? 5 : 25)
+        return converts + scales
     }
 }
