@@ -12,12 +12,13 @@ struct Options {
     var preset = CaptureSession.Preset.high
     var deviceID: String?
     var delegateCost = 0.0
+    var simulatedC920 = false
 }
 
 let usage = """
     usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
-                           [--device UNIQUE_ID] [--delegate-ms MS]
+                           [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920]
       --list-devices   print every camera with its formats and exit
       --seconds N      capture for N seconds (default 5), printing a line of figures each second
       --format F       the pixel format to deliver (default: the camera's own, zero-copy)
@@ -25,6 +26,8 @@ let usage = """
       --preset P       the session preset (default high)
       --device ID      capture from the device with this unique ID (see --list-devices)
       --delegate-ms MS make the delegate take MS milliseconds per frame, to watch late frames drop
+      --simulated-c920 plug in a simulated USB webcam (a Logitech C920's formats) and capture from it
+                       through the real V4L2 backend, as on a machine with that camera
     """
 
 func fail(_ message: String) -> Never {
@@ -69,6 +72,7 @@ func parse(_ arguments: [String]) -> Options {
             }
             options.preset = preset
         case "--device": options.deviceID = value(argument)
+        case "--simulated-c920": options.simulatedC920 = true
         case "--delegate-ms":
             guard let cost = Double(value(argument)), cost >= 0 else { fail("--delegate-ms takes a number ≥ 0") }
             options.delegateCost = cost / 1000
@@ -105,8 +109,21 @@ final class Counter: CaptureVideoDataOutputSampleBufferDelegate {
 
 let options = parse(Array(CommandLine.arguments.dropFirst()))
 
+// With --simulated-c920, device discovery sees a simulated bus with one C920-like camera.
+let bus = SimulatedV4L2Bus()
+if options.simulatedC920 {
+    do {
+        bus.plug(try SimulatedUVCCamera(configuration: .init(listing: SimulatedUVCCamera.c920Listing)))
+    } catch {
+        fail(error.description)
+    }
+}
+func discover<T>(_ body: () -> T) -> T {
+    options.simulatedC920 ? bus.withDiscovery(body) : body()
+}
+
 if options.listDevices {
-    let devices = CaptureDevice.devices(for: .video)
+    let devices = discover { CaptureDevice.devices(for: .video) }
     for device in devices {
         print("\(device.localizedName)  [\(device.uniqueID)]  model \(device.modelID), \(device.deviceType.rawValue)")
         for format in device.formats {
@@ -119,12 +136,12 @@ if options.listDevices {
 
 let device: CaptureDevice
 if let id = options.deviceID {
-    guard let found = CaptureDevice.device(withUniqueID: id) else {
+    guard let found = discover({ CaptureDevice.device(withUniqueID: id) }) else {
         fail("no device with unique ID '\(id)': run with --list-devices to see them")
     }
     device = found
 } else {
-    guard let found = CaptureDevice.default(for: .video) else { fail("no video device found") }
+    guard let found = discover({ CaptureDevice.default(for: .video) }) else { fail("no video device found") }
     device = found
 }
 
