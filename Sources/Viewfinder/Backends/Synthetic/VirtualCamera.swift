@@ -35,8 +35,8 @@ public final class VirtualCamera: Sendable {
         /// Buffers in the capture ring (like V4L2's `REQBUFS` count).
         public var bufferCount: Int
         /// `true`: every frame's pixels show its own sequence number and box position.
-        /// `false`: each ring buffer is drawn once and reused as is (for benchmarks of the
-        /// pipeline itself, where drawing would dominate).
+        /// `false`: each ring buffer is drawn once, showing frame 0, and reused as is (for
+        /// benchmarks of the pipeline itself, where drawing would dominate).
         public var rendersEveryFrame: Bool
         /// The formats offered.
         public var formats: [CaptureDevice.Format]
@@ -179,6 +179,14 @@ final class VirtualCameraBackend: DeviceBackend {
         let ring = try PixelBufferPool(
             pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
             capacity: configuration.bufferCount)
+        // Draw every ring buffer before the clock starts, so the first frames come on time
+        // instead of in a burst behind the full drawing (later frames only update what changes).
+        var drawn: [PixelBuffer] = []
+        while let (buffer, _) = ring.makePixelBufferWithSlot() {
+            TestPattern.render(sequenceNumber: 0, into: buffer)
+            drawn.append(buffer)
+        }
+        drawn.removeAll()
         stream.withLock {
             $0.produced = 0
             $0.finished = false
@@ -214,7 +222,8 @@ final class VirtualCameraBackend: DeviceBackend {
     ) {
         let clock = configuration.clock
         let host = HostClock()
-        var slotSequence = [UInt64?](repeating: nil, count: ring.capacity)
+        // Every slot holds frame 0's picture (drawn in startStreaming).
+        var slotSequence = [UInt64](repeating: 0, count: ring.capacity)
         var sequence: UInt64 = 0
         defer { markFinished() }
         while !isCancelled() {
@@ -247,13 +256,8 @@ final class VirtualCameraBackend: DeviceBackend {
             stream.withLock { $0.produced += 1 }
             // Like a V4L2 driver with no queued buffer: the frame is lost, the counter moves on.
             guard let (buffer, slot) = ring.makePixelBufferWithSlot() else { continue }
-            if let previous = slotSequence[slot] {
-                if configuration.rendersEveryFrame {
-                    TestPattern.stamp(sequenceNumber: current, previous: previous, into: buffer)
-                    slotSequence[slot] = current
-                }
-            } else {
-                TestPattern.render(sequenceNumber: current, into: buffer)
+            if configuration.rendersEveryFrame {
+                TestPattern.stamp(sequenceNumber: current, previous: slotSequence[slot], into: buffer)
                 slotSequence[slot] = current
             }
             sink.deviceDidCapture(
