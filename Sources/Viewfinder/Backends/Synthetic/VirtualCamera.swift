@@ -232,8 +232,10 @@ final class VirtualCameraBackend: DeviceBackend {
             if configuration.isPaced {
                 guard clock.wait(until: deadline, isCancelled: isCancelled) else { return }
             }
+            // One lock a frame: take any injected fault, and count the frame unless one came.
             let injection: Injection? = stream.withLock { stream in
                 defer { stream.pending = nil }
+                if stream.pending == nil { stream.produced += 1 }
                 return stream.pending
             }
             switch injection {
@@ -253,7 +255,6 @@ final class VirtualCameraBackend: DeviceBackend {
             }
             let current = sequence
             sequence += 1
-            stream.withLock { $0.produced += 1 }
             // Like a V4L2 driver with no queued buffer: the frame is lost, the counter moves on.
             guard let (buffer, slot) = ring.makePixelBufferWithSlot() else { continue }
             if configuration.rendersEveryFrame {
