@@ -50,18 +50,40 @@ struct ProcessorGeometryTests {
 
     @Test(
         "large frames turned in two bands put every pixel where a single band would",
-        arguments: [PixelFormat.bgra, .nv12VideoRange], [90.0, 270])
+        arguments: [PixelFormat.bgra, .nv12VideoRange, .i420], [90.0, 180, 270])
     func rotateInBands(format: PixelFormat, angle: Double) throws {
-        let (w, h) = (1280, 800)  // over RotateProcessor.minimumPixelsForBands
-        #expect(w * h >= RotateProcessor.minimumPixelsForBands)
+        let (w, h) = (1280, 800)  // over RowBands.minimumPixels
+        #expect(w * h >= RowBands.minimumPixels)
         let source = try ProcessorHarness.pattern(format, width: w, height: h, sequenceNumber: 0x5A5)
         let rotated = try ProcessorHarness.output(RotateProcessor(angle: angle), on: source)
         var mismatches = 0
         // Every row (so both bands and the seam between them), every 7th column.
         for y in 0..<h {
             for x in stride(from: y % 7, to: w, by: 7) {
-                let (dx, dy) = angle == 90 ? (h - 1 - y, x) : (y, w - 1 - x)
+                let (dx, dy) =
+                    switch angle {
+                    case 90: (h - 1 - y, x)
+                    case 180: (w - 1 - x, h - 1 - y)
+                    default: (y, w - 1 - x)
+                    }
                 if Reference.sample(rotated, x: dx, y: dy) != Reference.sample(source, x: x, y: y) { mismatches += 1 }
+            }
+        }
+        #expect(mismatches == 0)
+    }
+
+    @Test(
+        "large frames mirrored in two bands match the mirror image",
+        arguments: [PixelFormat.bgra, .nv12VideoRange, .i420])
+    func mirrorInBands(format: PixelFormat) throws {
+        let (w, h) = (1280, 800)
+        let source = try ProcessorHarness.pattern(format, width: w, height: h, sequenceNumber: 0x5A5)
+        let mirrored = try ProcessorHarness.output(MirrorProcessor(), on: source)
+        var mismatches = 0
+        for y in 0..<h {
+            for x in stride(from: y % 7, to: w, by: 7)
+            where Reference.sample(mirrored, x: w - 1 - x, y: y) != Reference.sample(source, x: x, y: y) {
+                mismatches += 1
             }
         }
         #expect(mismatches == 0)

@@ -8,8 +8,26 @@ import CYUV
 /// try output.addProcessor(MirrorProcessor(), named: "mirror")
 /// ```
 ///
-/// Thread safety: stateless; any number of outputs may share one.
+/// Frames of a million pixels or more are mirrored in two bands of rows on two cores.
+///
+/// Thread safety: any number of outputs may share one (its band thread serialises runs).
 public final class MirrorProcessor: FrameProcessor {
+    /// Mirrors source rows `rows` into the same rows of the destination.
+    private let bands = RowBands { rows, source, destination, variant in
+        let (s, d) = (source.rows(rows), destination.rows(rows))
+        switch variant {
+        case MirrorProcessor.packed:
+            return ARGBMirror(s.c0, s.s0, d.m0, d.s0, s.w, s.h)
+        case MirrorProcessor.threePlanes:
+            return I420Mirror(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h)
+        default:
+            return NV12Mirror(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, s.w, s.h)
+        }
+    }
+    private static let packed = 0
+    private static let threePlanes = 1
+    private static let twoPlanes = 2
+
     /// A left-right mirror.
     public init() {}
 
@@ -26,22 +44,13 @@ public final class MirrorProcessor: FrameProcessor {
     public func process(_ frame: inout ProcessorFrame) throws(CaptureError) -> ProcessorDecision {
         let s = frame.image
         let d = try BuiltIn.outputBuffer(for: frame, processor: "MirrorProcessor")
-        let (width, height) = (Int32(s.width), Int32(s.height))
-        let status: Int32
-        switch s.pixelFormat {
-        case .bgra:
-            status = ARGBMirror(
-                BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0), width, height)
-        case .i420:
-            status = I420Mirror(
-                BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(s, 1), BuiltIn.stride(s, 1),
-                BuiltIn.pixels(s, 2), BuiltIn.stride(s, 2), BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0),
-                BuiltIn.pixels(d, 1), BuiltIn.stride(d, 1), BuiltIn.pixels(d, 2), BuiltIn.stride(d, 2), width, height)
-        default:
-            status = NV12Mirror(
-                BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(s, 1), BuiltIn.stride(s, 1),
-                BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0), BuiltIn.pixels(d, 1), BuiltIn.stride(d, 1), width, height)
-        }
+        let variant =
+            switch s.pixelFormat {
+            case .bgra: Self.packed
+            case .i420: Self.threePlanes
+            default: Self.twoPlanes
+            }
+        let status = bands.run(s, d, variant: variant)
         guard status == 0 else { throw BuiltIn.libyuvFailed("MirrorProcessor", "mirror", status, s) }
         frame.image = d
         return .keep

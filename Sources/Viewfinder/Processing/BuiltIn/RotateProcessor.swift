@@ -26,11 +26,28 @@ public final class RotateProcessor: FrameProcessor {
     public let angle: Double
     private let mode: RotationMode
     private let chromaScratch = Mutex<ScratchMemory?>(nil)
-    /// A second thread for quarter turns of large frames (plane 0 split into two bands of rows,
-    /// as ffmpeg's `transpose` slices over cores); made on the first such frame.
-    private let bandWorkers = Mutex<BandWorkers?>(nil)
-    /// Bytes per pixel of the plane the band workers turn, set before each run.
-    private let bandBytesPerPixel = Atomic<Int>(1)
+    /// Quarter turns of plane 0 (the run's variant is its bytes per pixel), in two bands of
+    /// source rows for large frames, as ffmpeg's `transpose` slices over cores.
+    private let quarterTurnBands: RowBands
+    /// Half turns of large frames, in two bands: source rows `rows` land, turned, in the
+    /// destination rows mirrored about the middle.
+    private let halfTurnBands = RowBands { rows, source, destination, variant in
+        let height = source.height
+        let (s, d) = (source.rows(rows), destination.rows((height - rows.upperBound)..<(height - rows.lowerBound)))
+        switch variant {
+        case RotateProcessor.packed:
+            return ARGBRotate(s.c0, s.s0, d.m0, d.s0, s.w, s.h, kRotate180)
+        case RotateProcessor.threePlanes:
+            return I420Rotate(
+                s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h, kRotate180)
+        default:
+            // Mirroring both ways at once (a negative height) is a half turn.
+            return NV12Mirror(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, s.w, -s.h)
+        }
+    }
+    private static let packed = 0
+    private static let threePlanes = 1
+    private static let twoPlanes = 2
 
     /// A processor rotating clockwise by `angle` degrees, which must be 0, 90, 180 or 270 (as for
     /// `AVCaptureConnection.videoRotationAngle`); other angles throw
@@ -46,10 +63,10 @@ public final class RotateProcessor: FrameProcessor {
                 .invalidArgument, "cannot rotate by \(angle) degrees: use 0, 90, 180 or 270 (clockwise)")
         }
         self.angle = angle
-    }
-
-    deinit {
-        bandWorkers.withLock { $0?.stop() }
+        let mode = self.mode
+        quarterTurnBands = RowBands { rows, source, destination, bytesPerPixel in
+            Self.rotateTiles(source, into: destination, rows: rows, bytesPerPixel: bytesPerPixel, mode: mode)
+        }
     }
 
     /// BGRA, NV12 (either range) and I420.
@@ -73,11 +90,16 @@ public final class RotateProcessor: FrameProcessor {
         let status: Int32
         let function: String
         switch source.pixelFormat {
-        case .bgra where mode == kRotate180:
-            function = "ARGBRotate"
-            status = ARGBRotate(
-                BuiltIn.pixels(s, 0), BuiltIn.stride(s, 0), BuiltIn.pixels(d, 0), BuiltIn.stride(d, 0), width, height,
-                mode)
+        case _ where mode == kRotate180 && (source.pixelFormat == .bgra || source.height % 2 == 0):
+            // Bands of 4:2:0 frames must start on even rows at both ends: even heights only.
+            function = "half turn"
+            let variant =
+                switch source.pixelFormat {
+                case .bgra: Self.packed
+                case .i420: Self.threePlanes
+                default: Self.twoPlanes
+                }
+            status = halfTurnBands.run(source, destination, variant: variant)
         case .bgra:
             function = "ARGBRotate"
             status = rotateTiles(source, into: destination, bytesPerPixel: 4)
@@ -105,40 +127,16 @@ public final class RotateProcessor: FrameProcessor {
         return .keep
     }
 
-    /// Turns plane 0 of `s` by 90 or 270 degrees into `d` one tile at a time with `rotate`
-    /// (a libyuv rotation taking pointers, strides, width and height), so the destination rows a
-    /// tile writes stay in cache until their lines are full (libyuv transposes 8 source rows at a
-    /// time across the whole width, touching every destination row per strip).
-    ///
-    /// Frames of a million pixels or more are split into two bands of source rows, the second
-    /// turned on the processor's band thread.
+    /// Turns plane 0 of `s` by 90 or 270 degrees into `d`, in two bands on two cores for frames of
+    /// a million pixels or more.
     private func rotateTiles(_ s: PixelBuffer, into d: PixelBuffer, bytesPerPixel: Int) -> Int32 {
-        guard s.width * s.height >= Self.minimumPixelsForBands else {
-            return Self.rotateTiles(
-                ImageView(s), into: ImageView(d), rows: 0..<s.height, bytesPerPixel: bytesPerPixel, mode: mode)
-        }
-        return bandWorkers.withLock { workers in
-            if workers == nil {
-                let made = BandWorkers(bands: 2)
-                let mode = self.mode
-                made.work = { [unowned self] band, source, destination in
-                    let half = (source.height / 2) & ~1
-                    return Self.rotateTiles(
-                        source, into: destination, rows: band == 0 ? 0..<half : half..<source.height,
-                        bytesPerPixel: self.bandBytesPerPixel.load(ordering: .relaxed), mode: mode)
-                }
-                workers = made
-            }
-            bandBytesPerPixel.store(bytesPerPixel, ordering: .relaxed)
-            return workers!.run(ImageView(s), ImageView(d))
-        }
+        quarterTurnBands.run(s, d, variant: bytesPerPixel)
     }
 
-    /// Frames with fewer pixels are turned on the calling thread alone.
-    static let minimumPixelsForBands = 1_000_000
-
     /// Turns source rows `rows` of plane 0 of `s` (a `bytesPerPixel`-byte-per-pixel plane) into
-    /// their place in `d`, tile by tile, with libyuv.
+    /// their place in `d`, tile by tile, with libyuv: the destination rows a tile writes stay in
+    /// cache until their lines are full (libyuv transposes 8 source rows at a time across the whole
+    /// width, touching every destination row per strip).
     private static func rotateTiles(
         _ s: ImageView, into d: ImageView, rows: Range<Int>, bytesPerPixel: Int, mode: RotationMode
     ) -> Int32 {
