@@ -4,12 +4,13 @@ import Synchronization
 /// Rotates frames clockwise by 90, 180 or 270 degrees — what `CaptureConnection.videoRotationAngle`
 /// asks for — with libyuv into a pooled buffer.
 ///
-/// BGRA uses `ARGBRotate` and I420 `I420Rotate`. NV12 has no one-call rotation in libyuv that
-/// stays NV12, so the Y plane goes through `RotatePlane` straight into the output, and the
-/// interleaved CbCr plane through `SplitRotateUV` (rotating while de-interleaving into two small
-/// scratch planes) and `MergeUVPlane`; the half turn is `NV12Mirror` with a negative height
-/// (mirroring left-right and top-bottom at once). Luma is written once, with no intermediate
-/// copy, unlike going through I420 and back.
+/// Quarter turns: BGRA uses `ARGBRotate` and I420 `I420Rotate`, tile by tile. NV12 has no
+/// one-call rotation in libyuv that stays NV12, so the Y plane goes through `RotatePlane`
+/// straight into the output, and the interleaved CbCr plane through `SplitRotateUV` (rotating
+/// while de-interleaving into two small scratch planes) and `MergeUVPlane`: luma is written once,
+/// unlike going through I420 and back. Half turns are libyuv's mirrors with a negative height
+/// (left-right and top-bottom at once), which unlike its 180° rotations allocate nothing. Frames
+/// of a million pixels or more are turned in two bands on two cores.
 ///
 /// ```swift
 /// let rotate = try RotateProcessor(angle: 90)  // portrait from a landscape camera
@@ -34,14 +35,14 @@ public final class RotateProcessor: FrameProcessor {
     private let halfTurnBands = RowBands { rows, source, destination, variant in
         let height = source.height
         let (s, d) = (source.rows(rows), destination.rows((height - rows.upperBound)..<(height - rows.lowerBound)))
+        // Mirroring both ways at once (a negative height) is a half turn. libyuv's own 180°
+        // rotations allocate a row buffer on every call; its mirrors allocate nothing.
         switch variant {
         case RotateProcessor.packed:
-            return ARGBRotate(s.c0, s.s0, d.m0, d.s0, s.w, s.h, kRotate180)
+            return ARGBMirror(s.c0, s.s0, d.m0, d.s0, s.w, -s.h)
         case RotateProcessor.threePlanes:
-            return I420Rotate(
-                s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h, kRotate180)
+            return I420Mirror(s.c0, s.s0, s.c1, s.s1, s.c2, s.s2, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, -s.h)
         default:
-            // Mirroring both ways at once (a negative height) is a half turn.
             return NV12Mirror(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, s.w, -s.h)
         }
     }
