@@ -101,12 +101,15 @@ struct ProcessorFastPathTests {
         #expect(mismatches == 0)
     }
 
-    @Test("motion counts and sums equal a per-pixel reference on noise", arguments: [1, 15, 17, 333, 4100])
-    func motionNoise(width: Int) throws {
+    @Test(
+        "motion counts and sums equal a per-pixel reference on noise (the last size runs in two bands)",
+        arguments: [(1, 6), (15, 6), (17, 6), (333, 6), (4100, 6), (1280, 800)] as [(Int, Int)])
+    func motionNoise(size: (Int, Int)) throws {
+        let (width, height) = size
         let threshold = 24
         let detector = try MotionDetectionProcessor(pixelThreshold: threshold, minimumChangedFraction: 0.5)
-        let first = try Self.noise(.nv12VideoRange, width: width + width % 2, height: 6, seed: 1)
-        let second = try Self.noise(.nv12VideoRange, width: width + width % 2, height: 6, seed: 2)
+        let first = try Self.noise(.nv12VideoRange, width: width + width % 2, height: height, seed: 1)
+        let second = try Self.noise(.nv12VideoRange, width: width + width % 2, height: height, seed: 2)
         _ = try ProcessorHarness.run(detector, on: first)
         let report = try #require(
             try ProcessorHarness.run(detector, on: second).frame.attachments[.motionReport] as? MotionReport)

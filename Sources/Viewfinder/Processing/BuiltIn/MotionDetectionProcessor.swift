@@ -1,3 +1,4 @@
+import CYUV
 import Synchronization
 
 /// Detects motion by differencing each frame's luma against the previous frame's, attaching a
@@ -30,11 +31,18 @@ public final class MotionDetectionProcessor: FrameProcessor {
     public let attachmentKey: SampleBuffer.AttachmentKey
 
     private struct State {
-        /// Previous luma, `width` × `height` bytes, then a row of scratch for BGRA and YUYV.
+        /// Previous luma, `width` × `height` bytes, then a row of scratch per band for BGRA and
+        /// YUYV.
         var memory: ScratchMemory?
         var hasReference = false
     }
     private let state = Mutex(State())
+    /// Each band's counts: changed pixels and summed differences, band 0 then band 1.
+    private let partials = Partials()
+    /// Compares and copies rows in two bands on two cores for frames of a million pixels or more.
+    /// The destination view is the previous luma (plane 0) and the scratch rows (plane 1); the
+    /// variant packs the pixel format and the threshold (`-1`: no reference, copy only).
+    private let bands: RowBands
 
     /// A detector counting pixels whose luma changed by more than `pixelThreshold` (0…254) and
     /// reporting motion when at least `minimumChangedFraction` (0…1) of them did. Throws
@@ -57,6 +65,32 @@ public final class MotionDetectionProcessor: FrameProcessor {
         self.pixelThreshold = pixelThreshold
         self.minimumChangedFraction = minimumChangedFraction
         self.attachmentKey = attachmentKey
+        let partials = self.partials
+        bands = RowBands { rows, source, previous, variant in
+            let band = rows.lowerBound == 0 ? 0 : 1
+            let (changed, difference) = Self.compareRows(
+                rows, of: source, format: Self.formats[variant >> 16], previous: previous, band: band,
+                threshold: (variant & 0xFFFF) - 1)
+            partials.store(band: band, changed: changed, difference: difference)
+            return 0
+        }
+    }
+
+    /// The formats in the order the band variant numbers them.
+    private static let formats: [PixelFormat] = LumaRows.formats
+
+    /// Per-band results, written by each band and read after both finished.
+    // unchecked: bands write distinct slots, and the band run's semaphores order them.
+    private final class Partials: @unchecked Sendable {
+        private let values = UnsafeMutablePointer<Int>.allocate(capacity: 4)
+        init() { values.initialize(repeating: 0, count: 4) }
+        deinit { values.deallocate() }
+        func store(band: Int, changed: Int, difference: Int) {
+            values[2 * band] = changed
+            values[2 * band + 1] = difference
+        }
+        func reset() { values.update(repeating: 0, count: 4) }
+        var total: (changed: Int, difference: Int) { (values[0] &+ values[2], values[1] &+ values[3]) }
     }
 
     /// NV12 (either range), I420, YUYV and BGRA.
@@ -85,31 +119,63 @@ public final class MotionDetectionProcessor: FrameProcessor {
         let threshold = pixelThreshold
         let (changed, difference, hadReference): (Int, Int, Bool) = state.withLock { state in
             let planeBytes = width * height
-            let memory = ScratchMemory.reuse(state.memory, byteCount: planeBytes + width, key: width << 32 | height)
+            let memory = ScratchMemory.reuse(
+                state.memory, byteCount: planeBytes + 2 * width, key: width << 32 | height)
             let hadReference = state.hasReference && memory === state.memory
             state.memory = memory
             state.hasReference = true
             let previous = memory.typed(UInt8.self)
-            let row = LumaRows.needsRowScratch(image.pixelFormat) ? previous + planeBytes : nil
-            var changed = 0
-            var difference = 0
-            for y in 0..<height {
-                let luma = LumaRows.row(y, of: image, scratch: row)
-                let old = previous + y * width
-                if hadReference {
-                    let (rowChanged, rowDifference) = Self.compareRow(luma, old, count: width, threshold: threshold)
-                    changed &+= rowChanged
-                    difference &+= rowDifference
-                }
-                old.update(from: luma, count: width)
-            }
-            return (changed, difference, hadReference)
+            let view = ImageView(
+                width: width, height: height, planes: [previous, previous + planeBytes], strides: [width, width],
+                chromaRowShift: 0)
+            let format = Self.formats.firstIndex(of: image.pixelFormat) ?? 0
+            partials.reset()
+            _ = bands.run(
+                ImageView(image), view, pixels: width * height,
+                variant: format << 16 | (hadReference ? threshold + 1 : 0))
+            let total = partials.total
+            return (total.changed, total.difference, hadReference)
         }
         let pixels = Double(width * height)
         let fraction = Double(changed) / pixels
         return MotionReport(
             changedFraction: fraction, meanAbsoluteDifference: Double(difference) / pixels,
             isMotion: hadReference && fraction >= minimumChangedFraction && changed > 0, hasReference: hadReference)
+    }
+
+    /// Compares source rows `rows` with the previous luma and copies them over it; for BGRA and
+    /// YUYV the luma row is computed into the band's scratch row (plane 1 of `previous`, row
+    /// `band`). A `threshold` below 0 only copies.
+    private static func compareRows(
+        _ rows: Range<Int>, of source: ImageView, format: PixelFormat, previous: ImageView, band: Int,
+        threshold: Int
+    ) -> (changed: Int, difference: Int) {
+        let width = source.width
+        let scratch = previous.planes.1 + band * width
+        var changed = 0
+        var difference = 0
+        for y in rows {
+            let start = source.planes.0 + y * source.strides.0
+            let luma: UnsafePointer<UInt8>
+            switch format {
+            case .bgra:
+                ARGBToJ400(start, 0, scratch, 0, Int32(width), 1)
+                luma = UnsafePointer(scratch)
+            case .yuyv:
+                YUY2ToY(start, 0, scratch, 0, Int32(width), 1)
+                luma = UnsafePointer(scratch)
+            default:
+                luma = UnsafePointer(start)
+            }
+            let old = previous.planes.0 + y * width
+            if threshold >= 0 {
+                let (rowChanged, rowDifference) = compareRow(luma, old, count: width, threshold: threshold)
+                changed &+= rowChanged
+                difference &+= rowDifference
+            }
+            old.update(from: luma, count: width)
+        }
+        return (changed, difference)
     }
 
     /// Pixels of one row whose luma moved by more than `threshold`, and the sum of the absolute

@@ -33,8 +33,12 @@ final class RowBands: Sendable {
     /// Runs the work over every row of `source`, in two bands (split on an even row) when the
     /// frame is large.
     func run(_ source: PixelBuffer, _ destination: PixelBuffer, variant: Int) -> Int32 {
-        let (s, d) = (ImageView(source), ImageView(destination))
-        guard source.width * source.height >= Self.minimumPixels else { return work(0..<source.height, s, d, variant) }
+        run(ImageView(source), ImageView(destination), pixels: source.width * source.height, variant: variant)
+    }
+
+    /// Runs the work over every row of `s` (a frame of `pixels` pixels), in two bands when large.
+    func run(_ s: ImageView, _ d: ImageView, pixels: Int, variant: Int) -> Int32 {
+        guard pixels >= Self.minimumPixels else { return work(0..<s.height, s, d, variant) }
         return workers.withLock { workers in
             if workers == nil {
                 let made = BandWorkers(bands: 2)
