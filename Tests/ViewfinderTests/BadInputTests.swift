@@ -176,10 +176,8 @@ struct BadInputTests {
         let clock = ManualClock()
         let delegate = RecordingDelegate()
         let rig = try Rig(camera: .init(clock: clock), delegate: delegate)
-        let errors = NotificationRecorder(
-            CaptureSession.runtimeErrorNotification, object: rig.session, center: rig.center)
-        let stopped = NotificationRecorder(
-            CaptureSession.didStopRunningNotification, object: rig.session, center: rig.center)
+        let errors = rig.record(CaptureSession.runtimeErrorNotification)
+        let stopped = rig.record(CaptureSession.didStopRunningNotification)
         rig.start()
         rig.settle(clock)
         rig.camera.simulateFailure(CaptureError(.ioError, "the camera reported an I/O error", errno: EIO))
@@ -197,10 +195,8 @@ struct BadInputTests {
         let clock = ManualClock()
         let delegate = RecordingDelegate()
         let rig = try Rig(camera: .init(clock: clock), delegate: delegate)
-        let interrupted = NotificationRecorder(
-            CaptureSession.wasInterruptedNotification, object: rig.session, center: rig.center)
-        let ended = NotificationRecorder(
-            CaptureSession.interruptionEndedNotification, object: rig.session, center: rig.center)
+        let interrupted = rig.record(CaptureSession.wasInterruptedNotification)
+        let ended = rig.record(CaptureSession.interruptionEndedNotification)
         rig.start()
         rig.settle(clock)
         rig.camera.simulateDisconnect()

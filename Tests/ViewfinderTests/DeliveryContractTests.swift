@@ -66,12 +66,8 @@ struct DeliveryContractTests {
         let clock = ManualClock()
         let delegate = RecordingDelegate(blocksOnFirstFrame: true)
         let rig = try Rig(camera: .init(clock: clock, formats: virtualFormats(.bgra)), delegate: delegate)
-        rig.start()
-        #expect(delegate.entered.wait(timeout: .now() + 10) == .success)
         // The delegate is busy with frame 0 while ten more frames come.
-        clock.advance(by: .fps(60) * 10)
-        #expect(clock.waitUntilSleeping())
-        var stats = rig.output.statistics
+        var stats = rig.startWithDelegateBusy(delegate, clock: clock, frames: 10)
         #expect(stats.captured == 11)
         #expect(stats.droppedLate == 9)
         #expect(stats.inFlight == 1, "only the newest frame waits")
@@ -96,11 +92,7 @@ struct DeliveryContractTests {
             camera: .init(clock: clock, formats: virtualFormats(.yuyv)),
             settings: try VideoSettings(pixelFormat: .bgra),
             bufferBudget: 4, discardsLate: false, delegate: delegate)
-        rig.start()
-        #expect(delegate.entered.wait(timeout: .now() + 10) == .success)
-        clock.advance(by: .fps(60) * 10)
-        #expect(clock.waitUntilSleeping())
-        var stats = rig.output.statistics
+        var stats = rig.startWithDelegateBusy(delegate, clock: clock, frames: 10)
         #expect(stats.captured == 11)
         #expect(stats.droppedOutOfBuffers == 7, "frame 0 in the delegate and 1–3 queued fill the budget of 4")
         #expect(stats.droppedLate == 0)

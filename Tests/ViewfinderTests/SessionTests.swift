@@ -118,10 +118,8 @@ struct SessionTests {
     func notifications() throws {
         let clock = ManualClock()
         let rig = try Rig(camera: .init(clock: clock), delegate: RecordingDelegate())
-        let started = NotificationRecorder(
-            CaptureSession.didStartRunningNotification, object: rig.session, center: rig.center)
-        let stopped = NotificationRecorder(
-            CaptureSession.didStopRunningNotification, object: rig.session, center: rig.center)
+        let started = rig.record(CaptureSession.didStartRunningNotification)
+        let stopped = rig.record(CaptureSession.didStopRunningNotification)
         rig.start()
         #expect(started.next().received)
         let connection = try #require(rig.output.connection(with: .video))

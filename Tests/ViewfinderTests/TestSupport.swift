@@ -223,9 +223,27 @@ struct Rig {
         #expect(output.waitUntilDelivered(timeout: 10), "the output did not drain", sourceLocation: sourceLocation)
     }
 
+    /// Starts the session with `delegate` (made with `blocksOnFirstFrame`) stuck in frame 0, lets
+    /// the camera produce `frames` more at 60 fps, and returns the output's figures then.
+    func startWithDelegateBusy(
+        _ delegate: RecordingDelegate, clock: ManualClock, frames: Int,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) -> CaptureVideoDataOutput.Statistics {
+        start(sourceLocation: sourceLocation)
+        #expect(delegate.entered.wait(timeout: .now() + 10) == .success, sourceLocation: sourceLocation)
+        clock.advance(by: .fps(60) * Int64(frames))
+        #expect(clock.waitUntilSleeping(), sourceLocation: sourceLocation)
+        return output.statistics
+    }
+
+    /// Records the session's notifications named `name`.
+    func record(_ name: Notification.Name) -> NotificationRecorder {
+        NotificationRecorder(name, object: session, center: center)
+    }
+
     /// Starts the session and fails the test if it posts an error.
     func start(sourceLocation: SourceLocation = #_sourceLocation) {
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session, center: center)
+        let errors = record(CaptureSession.runtimeErrorNotification)
         session.startRunning()
         #expect(session.isRunning, "session did not start", sourceLocation: sourceLocation)
         #expect(errors.count == 0, "session posted an error", sourceLocation: sourceLocation)

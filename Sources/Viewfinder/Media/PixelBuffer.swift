@@ -99,14 +99,25 @@ struct PlaneLayout: Sendable, Hashable {
     let planes: [Plane]
     let totalBytes: Int
 
-    /// A tightly packed layout, each plane starting on a 64-byte boundary.
-    init(pixelFormat: PixelFormat, width: Int, height: Int) {
+    /// A layout of rows `firstPlaneBytesPerRow` apart in plane 0 (tightly packed when `nil` or
+    /// smaller than a row; chroma planes take their stride from it: half for I420's Cb and Cr,
+    /// the same for NV12's interleaved CbCr), each plane starting on a `planeAlignment`-byte
+    /// boundary. Pools use the defaults: packed rows, 64-byte aligned planes.
+    init(
+        pixelFormat: PixelFormat, width: Int, height: Int, firstPlaneBytesPerRow: Int? = nil,
+        planeAlignment: Int = 64
+    ) {
+        let packed = pixelFormat.planeGeometry(0, width: width, height: height).bytesPerRow
         var offset = 0
         var planes: [Plane] = []
         for index in 0..<pixelFormat.planeCount {
-            let geometry = pixelFormat.planeGeometry(index, width: width, height: height)
+            var geometry = pixelFormat.planeGeometry(index, width: width, height: height)
+            if let stride = firstPlaneBytesPerRow, stride > packed {
+                geometry.bytesPerRow = pixelFormat == .i420 && index > 0 ? stride / 2 : stride
+            }
             planes.append(Plane(offset: offset, geometry: geometry))
-            offset += (geometry.bytesPerRow * geometry.height + 63) & ~63
+            let bytes = geometry.bytesPerRow * geometry.height
+            offset += (bytes + planeAlignment - 1) / planeAlignment * planeAlignment
         }
         self.pixelFormat = pixelFormat
         self.width = width

@@ -32,8 +32,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// ``DroppedFrameReason/outOfBuffers``; also the size of the conversion pool.
     public let bufferBudget: Int
 
-    /// The formats ``VideoSettings`` may ask for.
-    static let deliverablePixelFormats: [PixelFormat] = [.bgra, .nv12VideoRange, .nv12FullRange, .yuyv, .i420]
+    /// The formats ``VideoSettings`` may ask for: every format the converter produces.
+    static let deliverablePixelFormats: [PixelFormat] = PixelConverter.convertible
 
     struct Target {
         weak var delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?
@@ -144,7 +144,9 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         set { state.withLock { $0.settings = newValue } }
     }
 
-    /// The pixel formats this output can deliver, fastest first for the current device format.
+    /// The pixel formats this output can deliver, from any camera format it can convert (all but
+    /// compressed ones). Unlike AVFoundation's list it is not ordered by cost: the session picks
+    /// the camera format that is cheapest to deliver whichever you ask for.
     public var availableVideoPixelFormatTypes: [PixelFormat] { Self.deliverablePixelFormats }
 
     /// Whether to drop frames that arrive while the delegate is still busy (keeping only the
@@ -327,11 +329,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             guard let (event, delegate) = next else { return }
             switch event {
             case .drop(let drop):
-                let buffer = SampleBuffer(
-                    imageBuffer: nil, presentationTimeStamp: drop.presentationTime, duration: drop.duration,
-                    sequenceNumber: drop.sequenceNumber, droppedFrameReason: drop.reason)
-                buffer.setAttachment(drop.count, forKey: SampleBuffer.AttachmentKey.droppedFrameCount)
-                delegate?.captureOutput(self, didDrop: buffer, from: drop.connection)
+                report(drop, to: delegate)
             case .frame(let event):
                 deliver(event, delegate: delegate, host: host)
             }
@@ -361,12 +359,18 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
                 default: state.statistics.droppedByProcessor += 1
                 }
             }
-            let buffer = SampleBuffer(
-                imageBuffer: nil, presentationTimeStamp: frame.presentationTime, duration: frame.duration,
-                sequenceNumber: frame.sequenceNumber, droppedFrameReason: reason)
-            buffer.setAttachment(1, forKey: SampleBuffer.AttachmentKey.droppedFrameCount)
-            delegate?.captureOutput(self, didDrop: buffer, from: event.connection)
+            report(DropEvent(frame, reason: reason, connection: event.connection), to: delegate)
         }
+    }
+
+    /// Tells the delegate of a drop with a pixel-less sample buffer.
+    private func report(_ drop: DropEvent, to delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?) {
+        guard let delegate else { return }
+        let buffer = SampleBuffer(
+            imageBuffer: nil, presentationTimeStamp: drop.presentationTime, duration: drop.duration,
+            sequenceNumber: drop.sequenceNumber, droppedFrameReason: drop.reason,
+            attachments: [.droppedFrameCount: drop.count])
+        delegate.captureOutput(self, didDrop: buffer, from: drop.connection)
     }
 
     override func connectionSettingsDidChange() throws(CaptureError) {

@@ -50,38 +50,39 @@ public final class CaptureConnection: Sendable {
         guard isVideoRotationAngleSupported(angle) else {
             throw CaptureError(.invalidArgument, "a connection rotates by 0, 90, 180 or 270 degrees, not \(angle)")
         }
-        let previous = state.withLock { state in
-            defer { state.rotationAngle = angle }
-            return state.rotationAngle
-        }
-        guard previous != angle else { return }
-        do {
-            try output?.connectionSettingsDidChange()
-        } catch {
-            state.withLock { $0.rotationAngle = previous }
-            throw error
-        }
+        try change(\.rotationAngle, to: angle)
     }
 
     /// Whether the connection can mirror frames (always true).
     public var isVideoMirroringSupported: Bool { true }
 
     /// Whether frames are flipped left to right (after rotation); takes effect between frames.
+    /// Setting it cannot report an error; ``setVideoMirrored(_:)`` does.
     public var isVideoMirrored: Bool {
         get { state.withLock { $0.mirrored } }
-        set {
-            let previous = state.withLock { state in
-                defer { state.mirrored = newValue }
-                return state.mirrored
-            }
-            guard previous != newValue else { return }
-            do {
-                try output?.connectionSettingsDidChange()
-            } catch {
-                // Mirroring takes every format rotation does, so this should not happen; if it
-                // does, the old setting and chain stay.
-                state.withLock { $0.mirrored = previous }
-            }
+        set { try? setVideoMirrored(newValue) }
+    }
+
+    /// Sets ``isVideoMirrored``, renegotiating the output's chain if it is streaming; if the new
+    /// chain cannot be built, throws its error and keeps the old setting.
+    public func setVideoMirrored(_ mirrored: Bool) throws(CaptureError) {
+        try change(\.mirrored, to: mirrored)
+    }
+
+    /// Sets a setting and has the output renegotiate; restores the old value if that fails.
+    private func change<Value: Equatable & Sendable>(
+        _ setting: WritableKeyPath<State, Value>, to value: Value
+    ) throws(CaptureError) {
+        let previous = state.withLock { state in
+            defer { state[keyPath: setting] = value }
+            return state[keyPath: setting]
+        }
+        guard previous != value else { return }
+        do {
+            try output?.connectionSettingsDidChange()
+        } catch {
+            state.withLock { $0[keyPath: setting] = previous }
+            throw error
         }
     }
 

@@ -7,9 +7,10 @@ extension CaptureSession {
 
         /// The largest size the camera captures at 24 fps or more (or its largest at all).
         public static let high = Preset(rawValue: "high")
-        /// The size nearest 640x480 that runs at 24 fps or more.
+        /// The size nearest 640x480 that runs at 24 fps or more (AVFoundation's `.medium` is
+        /// device-dependent, often 480x360; Linux webcams rarely offer that).
         public static let medium = Preset(rawValue: "medium")
-        /// The smallest size the camera offers.
+        /// The smallest raw size the camera offers.
         public static let low = Preset(rawValue: "low")
         /// Exactly 640x480.
         public static let vga640x480 = Preset(rawValue: "vga640x480")
