@@ -70,8 +70,11 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// Every format the device offers.
     public var formats: [Format] { backend.formats }
 
+    /// The media the device produces (``MediaType/video`` for cameras).
+    public var mediaTypes: [MediaType] { backend.mediaTypes }
+
     /// Whether the device produces media of `mediaType`.
-    public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaType == .video }
+    public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaTypes.contains(mediaType) }
 
     /// The format the device captures in.
     public var activeFormat: Format { configuration.withLock { $0.activeFormat } }
@@ -180,9 +183,9 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Gives up a claim taken by ``claim(for:)``.
-    func release(from session: AnyObject) {
-        configuration.withLock { if $0.owner == ObjectIdentifier(session) { $0.owner = nil } }
+    /// Gives up a claim taken by ``claim(for:)`` for the session with identity `session`.
+    func release(from session: ObjectIdentifier) {
+        configuration.withLock { if $0.owner == session { $0.owner = nil } }
     }
 
     /// Whether the device supports a session preset.

@@ -1,22 +1,59 @@
-/// A frame as a device backend hands it to the session, on the device's capture thread.
-struct CapturedFrame: Sendable {
-    /// The pixels, in memory the backend owns (its ring); released back when the last reference goes.
-    var buffer: PixelBuffer
+/// One sample as a device backend hands it to the session, on the device's capture thread: a
+/// video frame today; an audio buffer carries PCM in a payload of its own.
+struct CapturedSample: Sendable {
+    /// What the sample carries.
+    enum Payload: Sendable {
+        /// A video frame's pixels, in memory the backend owns (its ring); released back when the
+        /// last reference goes.
+        case image(PixelBuffer)
+    }
+
+    /// The media.
+    var payload: Payload
     /// Capture time on the device's clock.
     var presentationTime: MediaTime
-    /// The frame interval the device runs at.
+    /// How long the sample lasts: the frame interval for video.
     var duration: MediaTime
-    /// The device's frame counter. Gaps mean frames the device lost.
+    /// The device's sample counter. Gaps mean samples the device lost.
     var sequenceNumber: UInt64
-    /// When the frame reached user space, on the host's monotonic clock (for latency figures).
+    /// When the sample reached user space, on the host's monotonic clock (for latency figures).
     var hostArrivalTime: MediaTime
+
+    /// A video frame.
+    init(
+        buffer: PixelBuffer, presentationTime: MediaTime, duration: MediaTime, sequenceNumber: UInt64,
+        hostArrivalTime: MediaTime
+    ) {
+        self.payload = .image(buffer)
+        self.presentationTime = presentationTime
+        self.duration = duration
+        self.sequenceNumber = sequenceNumber
+        self.hostArrivalTime = hostArrivalTime
+    }
+
+    /// The media type of the payload.
+    var mediaType: MediaType {
+        switch payload {
+        case .image: return .video
+        }
+    }
+
+    /// The pixels of a video frame.
+    var image: PixelBuffer? {
+        switch payload {
+        case .image(let image): return image
+        }
+    }
 }
+
+/// A video frame: the name the video backends use.
+typealias CapturedFrame = CapturedSample
 
 /// Receives what a streaming device produces. Called on the device's capture thread, which
 /// must never block: implementations queue work and return.
 protocol DeviceStreamSink: AnyObject, Sendable {
-    /// A frame arrived.
-    func deviceDidCapture(_ frame: CapturedFrame)
+    /// A sample arrived.
+    func deviceDidCapture(_ frame: CapturedSample)
     /// The device failed; streaming has stopped. `isDisconnect` marks an unplugged device.
     func deviceDidFail(_ error: CaptureError)
 }
@@ -39,6 +76,8 @@ protocol DeviceBackend: AnyObject, Sendable {
     var deviceType: CaptureDevice.DeviceType { get }
     /// Every format the device offers.
     var formats: [CaptureDevice.Format] { get }
+    /// The media the device produces (``MediaType/video`` for cameras); one input port each.
+    var mediaTypes: [MediaType] { get }
     /// Whether the device is still there.
     var isConnected: Bool { get }
 
@@ -55,6 +94,9 @@ protocol DeviceBackend: AnyObject, Sendable {
 }
 
 extension DeviceBackend {
+    /// Cameras produce video.
+    var mediaTypes: [MediaType] { [.video] }
+
     /// The checks every backend makes before streaming: the device is still connected and
     /// offers `format`.
     func checkCanStream(_ format: CaptureDevice.Format) throws(CaptureError) {

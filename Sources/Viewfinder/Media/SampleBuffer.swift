@@ -1,43 +1,110 @@
 import Synchronization
 
-/// One frame as the pipeline hands it to a delegate, the counterpart of `CMSampleBuffer`: an
-/// image, its timing, its sequence number, and attachments (metadata from processors).
+/// One sample as an output hands it over, the counterpart of `CMSampleBuffer`: its media (an
+/// image for video; PCM for audio), a ``formatDescription`` saying what the media is, its
+/// timing, its sequence number, and attachments (metadata from processors).
 ///
-/// A buffer reported through `captureOutput(_:didDrop:from:)` carries timing and a
-/// ``droppedFrameReason`` but no pixels.
+/// A buffer reported through `captureOutput(_:didDrop:from:)` carries timing, a
+/// ``droppedFrameReason`` and a ``droppedFrameCount`` but no media.
 ///
 /// Thread safety: immutable but for ``attachments``, which are guarded by a lock; may be shared
 /// across threads.
 public final class SampleBuffer: Sendable {
-    /// The pixels, or `nil` for a dropped-frame buffer.
-    public let imageBuffer: PixelBuffer?
+    /// What a sample buffer carries.
+    enum Media: Sendable {
+        /// A video frame.
+        case image(PixelBuffer)
+        /// Nothing: a dropped-sample report.
+        case none
+    }
+
+    let media: Media
     /// When the camera captured the frame (start of exposure, or the driver's timestamp), on the
     /// device's clock (monotonic for real cameras).
     public let presentationTimeStamp: MediaTime
-    /// How long the frame is shown: the device's frame interval.
+    /// How long the sample lasts: for video, the device's frame interval.
     public let duration: MediaTime
     /// The camera's frame counter; consecutive frames differ by one, gaps mean lost frames.
     public let sequenceNumber: UInt64
     /// Why the frame was dropped, for buffers passed to `captureOutput(_:didDrop:from:)`.
     public let droppedFrameReason: DroppedFrameReason?
+    /// For dropped-sample buffers: how many samples the report stands for (more than one for a
+    /// device gap, or when drops come faster than the delegate can hear of them); 0 otherwise.
+    public let droppedFrameCount: Int
+    /// The media type of the sample (``MediaType/video`` for frames and their drop reports).
+    public let mediaType: MediaType
 
     private let attachmentStore: Mutex<[AttachmentKey: any Sendable]>
     /// The output budget whose slot this frame holds, given back in `deinit`.
     private let budget: FrameBudget?
 
     init(
-        imageBuffer: PixelBuffer?, presentationTimeStamp: MediaTime, duration: MediaTime,
-        sequenceNumber: UInt64, droppedFrameReason: DroppedFrameReason? = nil,
+        media: Media, mediaType: MediaType, presentationTimeStamp: MediaTime, duration: MediaTime,
+        sequenceNumber: UInt64, droppedFrameReason: DroppedFrameReason? = nil, droppedFrameCount: Int = 0,
         attachments: [AttachmentKey: any Sendable] = [:], budget: FrameBudget? = nil
     ) {
-        self.imageBuffer = imageBuffer
+        self.media = media
+        self.mediaType = mediaType
         self.presentationTimeStamp = presentationTimeStamp
         self.duration = duration
         self.sequenceNumber = sequenceNumber
         self.droppedFrameReason = droppedFrameReason
+        self.droppedFrameCount = droppedFrameCount
         self.attachmentStore = Mutex(attachments)
         self.budget = budget
     }
+
+    /// A video frame's buffer.
+    convenience init(
+        imageBuffer: PixelBuffer, presentationTimeStamp: MediaTime, duration: MediaTime, sequenceNumber: UInt64,
+        attachments: [AttachmentKey: any Sendable], budget: FrameBudget?
+    ) {
+        self.init(
+            media: .image(imageBuffer), mediaType: .video, presentationTimeStamp: presentationTimeStamp,
+            duration: duration, sequenceNumber: sequenceNumber, attachments: attachments, budget: budget)
+    }
+
+    /// A report of `count` dropped samples of `mediaType`.
+    convenience init(
+        droppedFrameReason: DroppedFrameReason, count: Int, mediaType: MediaType, presentationTimeStamp: MediaTime,
+        duration: MediaTime, sequenceNumber: UInt64
+    ) {
+        self.init(
+            media: .none, mediaType: mediaType, presentationTimeStamp: presentationTimeStamp, duration: duration,
+            sequenceNumber: sequenceNumber, droppedFrameReason: droppedFrameReason, droppedFrameCount: count)
+    }
+
+    /// The pixels of a video sample (`CMSampleBufferGetImageBuffer`), or `nil` for other media
+    /// and for dropped-frame reports.
+    public var imageBuffer: PixelBuffer? {
+        if case .image(let image) = media { return image }
+        return nil
+    }
+
+    /// What the media is (`CMSampleBufferGetFormatDescription`); `nil` for dropped-sample
+    /// reports, which carry no media.
+    public var formatDescription: FormatDescription? {
+        switch media {
+        case .image(let image):
+            return .video(
+                pixelFormat: image.pixelFormat,
+                dimensions: CaptureDevice.Dimensions(width: image.width, height: image.height))
+        case .none:
+            return nil
+        }
+    }
+
+    /// How many samples the buffer holds (`CMSampleBufferGetNumSamples`): 1 for a video frame,
+    /// 0 for a dropped-sample report.
+    public var numSamples: Int {
+        switch media {
+        case .image: return 1
+        case .none: return 0
+        }
+    }
+
+    /// Whether the buffer holds media (`CMSampleBufferDataIsReady`): `false` for drop reports.
+    public var dataIsReady: Bool { numSamples > 0 }
 
     deinit {
         budget?.release()
@@ -51,15 +118,22 @@ public final class SampleBuffer: Sendable {
     ) {
         self.init(
             imageBuffer: imageBuffer, presentationTimeStamp: presentationTimeStamp, duration: duration,
-            sequenceNumber: sequenceNumber, droppedFrameReason: nil, budget: nil)
+            sequenceNumber: sequenceNumber, attachments: [:], budget: nil)
     }
 
-    /// All attachments.
-    public var attachments: [AttachmentKey: any Sendable] { attachmentStore.withLock { $0 } }
+    /// All attachments (a drop report's ``droppedFrameCount`` included, under
+    /// ``AttachmentKey/droppedFrameCount``).
+    public var attachments: [AttachmentKey: any Sendable] {
+        var all = attachmentStore.withLock { $0 }
+        if droppedFrameReason != nil { all[.droppedFrameCount] = droppedFrameCount }
+        return all
+    }
 
-    /// The attachment under `key`, if any.
+    /// The attachment under `key`, if any. A drop report answers
+    /// ``AttachmentKey/droppedFrameCount`` from ``droppedFrameCount``.
     public func attachment(forKey key: AttachmentKey) -> (any Sendable)? {
-        attachmentStore.withLock { $0[key] }
+        if key == .droppedFrameCount, droppedFrameReason != nil { return droppedFrameCount }
+        return attachmentStore.withLock { $0[key] }
     }
 
     /// Attaches `value` under `key`, replacing what was there.
@@ -127,4 +201,41 @@ final class FrameBudget: Sendable {
 
     /// Frames in flight now.
     var count: Int { inFlight.load(ordering: .relaxed) }
+}
+
+/// What a sample's media is, the counterpart of `CMFormatDescription`: for video the pixel format
+/// and dimensions (`CMVideoFormatDescriptionGetDimensions`); audio descriptions carry the PCM
+/// layout.
+///
+/// Thread safety: a value type; freely sendable.
+public enum FormatDescription: Sendable, Hashable, CustomStringConvertible {
+    /// Video frames of `pixelFormat` at `dimensions`.
+    case video(pixelFormat: PixelFormat, dimensions: CaptureDevice.Dimensions)
+
+    /// The media type described.
+    public var mediaType: MediaType {
+        switch self {
+        case .video: return .video
+        }
+    }
+
+    /// The pixel format, for video.
+    public var pixelFormat: PixelFormat? {
+        switch self {
+        case .video(let pixelFormat, _): return pixelFormat
+        }
+    }
+
+    /// Width and height, for video.
+    public var dimensions: CaptureDevice.Dimensions? {
+        switch self {
+        case .video(_, let dimensions): return dimensions
+        }
+    }
+
+    public var description: String {
+        switch self {
+        case .video(let pixelFormat, let dimensions): return "video \(pixelFormat.name) \(dimensions)"
+        }
+    }
 }

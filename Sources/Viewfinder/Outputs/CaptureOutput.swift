@@ -1,13 +1,20 @@
 import Synchronization
 
-/// A destination for captured media (the counterpart of `AVCaptureOutput`). Use its concrete
-/// subclass ``CaptureVideoDataOutput``.
+/// A destination for captured media (the counterpart of `AVCaptureOutput`). Use a concrete
+/// subclass such as ``CaptureVideoDataOutput``.
+///
+/// An output states which media it accepts (the session connects it only to input ports of those
+/// media), what it asks of the device (format, size, frame rate, for negotiation), and handles the
+/// hooks the session calls as streams start and stop. Outputs that deliver samples compose a
+/// delivery engine, which gives them ordered delivery on the caller's queue, the late-frame and
+/// out-of-buffers policies, drop reports and ``Statistics``.
 ///
 /// Thread safety: may be used from any thread.
 public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state lives in `links`, a Mutex.
     private struct Links {
         var connections: [CaptureConnection] = []
         var session: ObjectIdentifier?
+        var sessionReference: WeakReference<CaptureSession>?
     }
     private let links = Mutex(Links())
 
@@ -18,45 +25,109 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
 
     /// The first connection carrying `mediaType`, if any.
     public func connection(with mediaType: MediaType) -> CaptureConnection? {
-        connections.first { $0.inputPorts.contains { $0.mediaType == mediaType } }
+        connections.first { $0.mediaType == mediaType }
     }
 
     var sessionID: ObjectIdentifier? { links.withLock { $0.session } }
 
-    func attach(to session: ObjectIdentifier?) { links.withLock { $0.session = session } }
+    /// The session the output belongs to, while it is alive.
+    var session: CaptureSession? { links.withLock { $0.sessionReference?.value } }
+
+    func attach(to session: CaptureSession?) {
+        links.withLock {
+            $0.session = session.map(ObjectIdentifier.init)
+            $0.sessionReference = session.map(WeakReference.init)
+        }
+    }
+
+    /// Claims the output for `session` if no session has it; `false` when one does.
+    func claim(for session: CaptureSession) -> Bool {
+        links.withLock { links in
+            if let owner = links.session, owner != ObjectIdentifier(session) { return false }
+            links.session = ObjectIdentifier(session)
+            links.sessionReference = WeakReference(session)
+            return true
+        }
+    }
 
     func setConnections(_ connections: [CaptureConnection]) { links.withLock { $0.connections = connections } }
 
-    // MARK: Hooks the session drives (overridden by concrete outputs)
+    // MARK: What every output declares (overridden by concrete outputs)
 
-    /// What this output wants from the device, for format negotiation.
-    var request: OutputRequest { OutputRequest() }
+    /// The media types the output takes; the session connects it to the first input port of each.
+    var acceptedMediaTypes: [MediaType] { [] }
 
-    /// Gets ready for frames of `format` arriving `frameDuration` apart. Called before streaming
-    /// starts, never while frames flow.
-    func prepareToStream(format: CaptureDevice.Format, frameDuration: MediaTime) throws(CaptureError) {}
+    /// What this output wants from the device now, read once per negotiation: the session passes
+    /// the same request back to ``makeStreamContext(format:frameDuration:request:)``, so a change
+    /// made in between cannot split one negotiation across two settings.
+    func makeRequest() -> OutputRequest { OutputRequest() }
+
+    /// Builds what the output needs for a stream of `format` frames `frameDuration` apart, as
+    /// `request` asked, without changing the output (so a configuration that cannot work is
+    /// refused before anything stops). Throws the reason it cannot.
+    func makeStreamContext(
+        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
+    ) throws(CaptureError) -> any Sendable { () }
+
+    /// Installs a context built by ``makeStreamContext(format:frameDuration:request:)``.
+    /// `isRestart` is `false` when the stream keeps running and only this output changed (the
+    /// context then applies between samples).
+    func install(_ context: any Sendable, isRestart: Bool) {}
+
+    /// Reads the request, builds its context for `format` and installs it as a new stream — what
+    /// the session does at start, done by hand (tests feed outputs this way).
+    func prepareToStream(format: CaptureDevice.Format, frameDuration: MediaTime) throws(CaptureError) {
+        let context = try makeStreamContext(format: format, frameDuration: frameDuration, request: makeRequest())
+        install(context, isRestart: true)
+    }
+
+    // MARK: Hooks the session drives
 
     /// The session is about to start running (not called when it restarts streams for a commit
     /// or after an interruption).
     func sessionWillStartRunning() {}
 
-    /// A frame from `connection`, on the device's capture thread. Must not block.
-    func receive(_ frame: CapturedFrame, from connection: CaptureConnection) {}
+    /// A sample from `connection`, on the device's capture thread. Must not block.
+    func receive(_ sample: CapturedSample, from connection: CaptureConnection) {}
 
-    /// A connection's rotation or mirroring changed: renegotiate if streaming.
-    func connectionSettingsDidChange() throws(CaptureError) {}
-
-    /// The stream stopped: no more frames will arrive. Waits (bounded) for queued frames to be
-    /// handed over, unless called from this output's own delivery queue.
+    /// The stream stopped: no more samples will arrive. Waits (bounded) for queued samples to be
+    /// handed over, unless called from inside this output's own callbacks.
     func streamDidStop() {}
+
+    // MARK: Settings
+
+    /// Applies a change of what the output asks (its settings, processors or connection settings)
+    /// through the session: renegotiated between samples while running, restarting the device
+    /// only when its format or rate must change; kept for the next start otherwise. Throws when
+    /// the new configuration cannot run; the caller then restores the old one.
+    func requestDidChange() throws(CaptureError) {
+        try session?.outputRequestDidChange(self)
+    }
 }
 
-/// What an output asks of the device, for negotiation.
-struct OutputRequest: Sendable, Hashable {
+/// What an output asks of the device, for negotiation, together with the output's settings as
+/// read for it.
+struct OutputRequest: Sendable {
     /// The pixel format wanted; `nil` for whatever the device captures.
     var pixelFormat: PixelFormat?
     /// The size wanted; `nil` for the device's size.
     var size: CaptureDevice.Dimensions?
     /// The shortest time between delivered frames; `.invalid` for no limit.
     var minFrameDuration: MediaTime = .invalid
+    /// The formats the output's first processor takes (empty: any), so negotiation counts the
+    /// conversion a processor forces.
+    var processorFormats: [PixelFormat] = []
+    /// The output's own snapshot of its settings, handed back when the stream context is built.
+    var settings: (any Sendable)?
+
+    init(
+        pixelFormat: PixelFormat? = nil, size: CaptureDevice.Dimensions? = nil, minFrameDuration: MediaTime = .invalid,
+        processorFormats: [PixelFormat] = [], settings: (any Sendable)? = nil
+    ) {
+        self.pixelFormat = pixelFormat
+        self.size = size
+        self.minFrameDuration = minFrameDuration
+        self.processorFormats = processorFormats
+        self.settings = settings
+    }
 }

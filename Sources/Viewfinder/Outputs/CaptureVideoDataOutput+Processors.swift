@@ -1,6 +1,6 @@
 extension CaptureVideoDataOutput {
     /// The processor chain, in the order frames pass through it (before the delegate).
-    public var processors: [NamedProcessor] { state.withLock { $0.processors } }
+    public var processors: [NamedProcessor] { state.withLock { $0.settings.processors } }
 
     /// The processor added under `name`, if any.
     public func processor(named name: String) -> (any FrameProcessor)? {
@@ -69,14 +69,12 @@ extension CaptureVideoDataOutput {
 
     /// The processors that implement the connection's rotation and mirroring, which run before
     /// the user's chain.
-    func connectionProcessors() throws(CaptureError) -> [NamedProcessor] {
+    func connectionProcessors() -> [NamedProcessor] {
         guard let connection = connection(with: .video) else { return [] }
         var implicit: [NamedProcessor] = []
-        if connection.videoRotationAngle != 0 {
-            implicit.append(
-                NamedProcessor(
-                    name: "connection.videoRotationAngle",
-                    processor: try RotateProcessor(angle: connection.videoRotationAngle)))
+        // The connection only takes angles RotateProcessor supports.
+        if connection.videoRotationAngle != 0, let rotate = try? RotateProcessor(angle: connection.videoRotationAngle) {
+            implicit.append(NamedProcessor(name: "connection.videoRotationAngle", processor: rotate))
         }
         if connection.isVideoMirrored {
             implicit.append(NamedProcessor(name: "connection.isVideoMirrored", processor: MirrorProcessor()))
@@ -84,23 +82,9 @@ extension CaptureVideoDataOutput {
         return implicit
     }
 
-    /// Applies `edit` to a copy of the chain; while streaming, renegotiates it against the current
-    /// device format first, so a chain that cannot run is refused and the old one stays.
+    /// Applies `edit` to a copy of the chain and renegotiates; while streaming, a chain that
+    /// cannot run is refused and the old one stays.
     private func editChain(_ edit: (inout [NamedProcessor]) throws(CaptureError) -> Void) throws(CaptureError) {
-        chainEdits.lock()
-        defer { chainEdits.unlock() }
-        var chain = state.withLock { $0.processors }
-        try edit(&chain)
-        let (current, settings) = state.withLock { ($0.streaming ? $0.pipeline : nil, $0.settings) }
-        var rebuilt: DeliveryPipeline?
-        if let current {
-            rebuilt = try DeliveryPipeline(
-                deviceFormat: current.deviceFormat, settings: settings, processors: try connectionProcessors() + chain,
-                budget: current.budget)
-        }
-        state.withLock { state in
-            state.processors = chain
-            if let rebuilt, state.streaming { state.pipeline = rebuilt }
-        }
+        try change { (settings) throws(CaptureError) in try edit(&settings.processors) }
     }
 }

@@ -123,9 +123,9 @@ final class ProcessorChain: Sendable {
         case drop(DroppedFrameReason)
     }
 
-    /// Runs every step on one frame.
-    func run(_ frame: CapturedFrame) -> Outcome {
-        var image = frame.buffer
+    /// Runs every step on `source`, the pixels of `frame`.
+    func run(_ source: PixelBuffer, of frame: CapturedSample) -> Outcome {
+        var image = source
         var writable = false
         var attachments: [SampleBuffer.AttachmentKey: any Sendable] = [:]
         for step in steps {

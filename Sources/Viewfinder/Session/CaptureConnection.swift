@@ -5,8 +5,10 @@ import Synchronization
 ///
 /// Thread safety: may be used from any thread; property changes apply between frames.
 public final class CaptureConnection: Sendable {
-    /// The ports feeding the connection.
+    /// The ports feeding the connection (one: connections carry one media type).
     public let inputPorts: [CaptureInput.Port]
+    /// The media the connection carries.
+    public let mediaType: MediaType
     private let outputBox: WeakReference<CaptureOutput>
     private struct State {
         var enabled = true
@@ -16,8 +18,9 @@ public final class CaptureConnection: Sendable {
     }
     private let state = Mutex(State())
 
-    init(inputPorts: [CaptureInput.Port], output: CaptureOutput) {
-        self.inputPorts = inputPorts
+    init(inputPort: CaptureInput.Port, output: CaptureOutput) {
+        self.inputPorts = [inputPort]
+        self.mediaType = inputPort.mediaType
         self.outputBox = WeakReference(output)
     }
 
@@ -69,7 +72,8 @@ public final class CaptureConnection: Sendable {
         try change(\.mirrored, to: mirrored)
     }
 
-    /// Sets a setting and has the output renegotiate; restores the old value if that fails.
+    /// Sets a setting and has the output renegotiate through its session; restores the old value
+    /// if that fails.
     private func change<Value: Equatable & Sendable>(
         _ setting: WritableKeyPath<State, Value>, to value: Value
     ) throws(CaptureError) {
@@ -79,7 +83,7 @@ public final class CaptureConnection: Sendable {
         }
         guard previous != value else { return }
         do {
-            try output?.connectionSettingsDidChange()
+            try output?.requestDidChange()
         } catch {
             state.withLock { $0[keyPath: setting] = previous }
             throw error

@@ -4,13 +4,16 @@ import Synchronization
 /// subclass ``CaptureDeviceInput``.
 ///
 /// Thread safety: may be used from any thread.
-public class CaptureInput: @unchecked Sendable {  // unchecked: immutable after init; ports are Sendable.
-    /// The streams the input provides, one per media type.
+public class CaptureInput: @unchecked Sendable {  // unchecked: `ports` is set once in init; ports are Sendable.
+    /// The streams the input provides, one per media type its source produces.
     public private(set) var ports: [Port] = []
 
-    init() {
-        ports = [Port(mediaType: .video, input: self)]
+    init(mediaTypes: [MediaType]) {
+        ports = mediaTypes.map { Port(mediaType: $0, input: self) }
     }
+
+    /// The port carrying `mediaType`, if the input has one.
+    func port(for mediaType: MediaType) -> Port? { ports.first { $0.mediaType == mediaType } }
 
     /// One stream of an input (the counterpart of `AVCaptureInput.Port`).
     public final class Port: Sendable {
@@ -56,7 +59,7 @@ public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {  // u
             )
         }
         self.device = device
-        super.init()
+        super.init(mediaTypes: device.mediaTypes)
     }
 
     /// An input for the device with `uniqueID`; throws ``CaptureError/Code/deviceNotFound`` when

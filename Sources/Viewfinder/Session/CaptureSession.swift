@@ -25,8 +25,14 @@ import Synchronization
 ///
 /// Errors after ``startRunning()`` is called (no inputs, a device that fails or disappears) are
 /// posted as ``runtimeErrorNotification`` with the ``CaptureError`` under
-/// ``CaptureSessionErrorKey``. Notifications are posted on a private queue, never on a device's
-/// capture thread.
+/// ``CaptureSessionErrorKey``. Every notification is posted from the session's own serial
+/// notification queue, in the order things happened — never on the caller's thread or a
+/// device's capture thread, and never while the session holds a lock.
+///
+/// Settings changed on an output of a running session (``CaptureVideoDataOutput/videoSettings``,
+/// its minimum frame duration, processors, a connection's rotation or mirroring) apply when set:
+/// the session renegotiates between frames and restarts a device only when its format or frame
+/// rate must change.
 ///
 /// Thread safety: every member may be used from any thread. ``startRunning()`` and
 /// ``stopRunning()`` block; call them off your UI thread, as with AVFoundation.
@@ -114,7 +120,13 @@ public final class CaptureSession: @unchecked Sendable {
     public func canAddInput(_ input: CaptureInput) -> Bool { inputRefusal(input) == nil }
 
     private func inputRefusal(_ input: CaptureInput) -> CaptureError? {
-        let current = inputs
+        Self.inputRefusal(input, in: inputs)
+    }
+
+    private static func inputRefusal(_ input: CaptureInput, in current: [CaptureInput]) -> CaptureError? {
+        if input.ports.isEmpty {
+            return CaptureError(.cannotAddInput, "this input has no ports: its device produces no media")
+        }
         if current.contains(where: { $0 === input }) {
             return CaptureError(.cannotAddInput, "this input is already in the session")
         }
@@ -130,11 +142,11 @@ public final class CaptureSession: @unchecked Sendable {
         return nil
     }
 
-    /// Adds `input` and connects it to every output that takes its media. Throws
+    /// Adds `input` and connects each of its ports to the outputs that take its media. Throws
     /// ``CaptureError/Code/cannotAddInput`` when ``canAddInput(_:)`` is false.
     public func addInput(_ input: CaptureInput) throws(CaptureError) {
-        if let refusal = inputRefusal(input) { throw refusal }
-        mutate { graph in
+        try mutateChecked { (graph) throws(CaptureError) in
+            if let refusal = Self.inputRefusal(input, in: graph.inputs) { throw refusal }
             graph.inputs.append(input)
             Self.connect(&graph)
         }
@@ -155,46 +167,55 @@ public final class CaptureSession: @unchecked Sendable {
         if outputs.contains(where: { $0 === output }) {
             return CaptureError(.cannotAddOutput, "this output is already in the session: add each output once")
         }
-        if output.sessionID != nil {
+        if let owner = output.sessionID, owner != ObjectIdentifier(self) {
             return CaptureError(.cannotAddOutput, "this output belongs to another session: remove it there first")
         }
         return nil
     }
 
-    /// Adds `output` and connects it to the first input that produces its media. Throws
-    /// ``CaptureError/Code/cannotAddOutput`` when ``canAddOutput(_:)`` is false.
+    /// Adds `output` and connects it to the first input port of each media type it takes (an
+    /// output whose media no input produces yet is connected when such an input is added).
+    /// Throws ``CaptureError/Code/cannotAddOutput`` when ``canAddOutput(_:)`` is false.
     public func addOutput(_ output: CaptureOutput) throws(CaptureError) {
-        if let refusal = outputRefusal(output) { throw refusal }
-        output.attach(to: ObjectIdentifier(self))
-        mutate { graph in
+        try mutateChecked { (graph) throws(CaptureError) in
+            if graph.outputs.contains(where: { $0 === output }) {
+                throw CaptureError(.cannotAddOutput, "this output is already in the session: add each output once")
+            }
+            // Claimed under the graph's lock: two sessions racing for one output cannot both win.
+            guard output.claim(for: self) else {
+                throw CaptureError(.cannotAddOutput, "this output belongs to another session: remove it there first")
+            }
             graph.outputs.append(output)
             Self.connect(&graph)
         }
     }
 
-    /// Removes `output` and its connection.
+    /// Removes `output` and its connections.
     public func removeOutput(_ output: CaptureOutput) {
-        guard output.sessionID == ObjectIdentifier(self) else { return }
         mutate { graph in
+            guard graph.outputs.contains(where: { $0 === output }) else { return }
             graph.outputs.removeAll { $0 === output }
             Self.connect(&graph)
+            output.attach(to: nil)
         }
-        output.attach(to: nil)
     }
 
-    /// Rebuilds connections, keeping existing ones (and their settings) where the pair remains.
+    /// Rebuilds connections, keeping existing ones (and their settings) where the port remains:
+    /// each output gets one connection per media type it takes, from the first input port of
+    /// that type.
     private static func connect(_ graph: inout Graph) {
         var connections: [CaptureConnection] = []
         for output in graph.outputs {
-            let existing = graph.connections.first { connection in
-                connection.output === output
-                    && graph.inputs.contains { input in connection.inputPorts.contains { $0.input === input } }
-            }
-            if let existing {
-                connections.append(existing)
-            } else if let input = graph.inputs.first(where: { $0.ports.contains { $0.mediaType == .video } }) {
-                connections.append(
-                    CaptureConnection(inputPorts: input.ports.filter { $0.mediaType == .video }, output: output))
+            for mediaType in output.acceptedMediaTypes {
+                let existing = graph.connections.first { connection in
+                    connection.output === output && connection.mediaType == mediaType
+                        && graph.inputs.contains { input in connection.inputPorts.contains { $0.input === input } }
+                }
+                if let existing {
+                    connections.append(existing)
+                } else if let port = graph.inputs.lazy.compactMap({ $0.port(for: mediaType) }).first {
+                    connections.append(CaptureConnection(inputPort: port, output: output))
+                }
             }
         }
         graph.connections = connections
@@ -230,12 +251,91 @@ public final class CaptureSession: @unchecked Sendable {
         if immediate { applyIfRunning() }
     }
 
+    /// Checks and changes the graph under one lock, so two threads cannot both pass a check
+    /// that only one change may pass.
+    private func mutateChecked(_ change: (inout Graph) throws(CaptureError) -> Void) throws(CaptureError) {
+        let immediate = try state.withLock { (state) throws(CaptureError) -> Bool in
+            try change(&state.graph)
+            return state.configurationDepth == 0
+        }
+        if immediate { applyIfRunning() }
+    }
+
+    /// A commit on a running session: every stream restarts with the new configuration. If that
+    /// fails the error is posted and the session stops (``didStopRunningNotification``).
     private func applyIfRunning() {
         transition.lock()
         defer { transition.unlock() }
         guard isRunning else { return }
         stopStreams()
-        startStreams(postingStart: false)
+        if !startStreams(postingStart: false) { stopAfterFailure() }
+    }
+
+    /// The session cannot go on: it stops and says so.
+    private func stopAfterFailure() {
+        stopStreams()
+        state.withLock {
+            $0.running = false
+            $0.interrupted = false
+        }
+        reconnection.withLock { $0 = nil }
+        post(Self.didStopRunningNotification)
+    }
+
+    // MARK: Live output changes
+
+    /// An output's request changed (its settings, processors or a connection setting). Not
+    /// running, or inside a configuration block: nothing to do now (the next start or commit
+    /// reads it). Running: renegotiates the output's device; if the device keeps its format and
+    /// rate, only the output's new context is installed, between frames; otherwise the device's
+    /// stream restarts. Throws, changing nothing, when the output's new configuration cannot run;
+    /// a device that then fails to restart is posted and stops the session.
+    func outputRequestDidChange(_ output: CaptureOutput) throws(CaptureError) {
+        transition.lock()
+        defer { transition.unlock() }
+        let (running, depth, streams, preset) = state.withLock {
+            ($0.running, $0.configurationDepth, $0.streams, $0.graph.preset)
+        }
+        guard running, depth == 0,
+            let stream = streams.first(where: { stream in stream.connections.contains { $0.output === output } })
+        else { return }
+        let outputs = stream.outputs
+        let requests = outputs.map { $0.makeRequest() }
+        let choice = try FormatNegotiator.negotiate(device: stream.device, preset: preset, requests: requests)
+        guard let index = outputs.firstIndex(where: { $0 === output }) else { return }
+        if choice == stream.choice {
+            let context = try output.makeStreamContext(
+                format: choice.format, frameDuration: choice.frameDuration, request: requests[index])
+            output.install(context, isRestart: false)
+            return
+        }
+        // The device must change: check every output can run on the new format before stopping.
+        var contexts: [any Sendable] = []
+        for (output, request) in zip(outputs, requests) {
+            contexts.append(
+                try output.makeStreamContext(
+                    format: choice.format, frameDuration: choice.frameDuration, request: request))
+        }
+        stream.stop()
+        do {
+            let restarted = try startStream(
+                device: stream.device, connections: stream.connections, choice: choice, outputs: outputs,
+                contexts: contexts)
+            state.withLock { state in
+                if let position = state.streams.firstIndex(where: { $0 === stream }) {
+                    state.streams[position] = restarted
+                }
+            }
+        } catch {
+            state.withLock { $0.streams.removeAll { $0 === stream } }
+            post(Self.runtimeErrorNotification, error: error)
+            stopAfterFailure()
+        }
+    }
+
+    /// Posts `error` as ``runtimeErrorNotification`` (for settings whose setters cannot throw).
+    func postRuntimeError(_ error: CaptureError) {
+        post(Self.runtimeErrorNotification, error: error)
     }
 
     // MARK: Running
@@ -254,7 +354,7 @@ public final class CaptureSession: @unchecked Sendable {
         defer { transition.unlock() }
         guard !isRunning else { return }
         for output in outputs { output.sessionWillStartRunning() }
-        startStreams(postingStart: true)
+        _ = startStreams(postingStart: true)
     }
 
     /// Stops the flow of frames. Blocks until devices have stopped and frames already queued
@@ -272,7 +372,9 @@ public final class CaptureSession: @unchecked Sendable {
         post(Self.didStopRunningNotification)
     }
 
-    private func startStreams(postingStart: Bool) {
+    /// Starts a stream for every device input; on failure posts the error, stops what started
+    /// and returns `false`.
+    private func startStreams(postingStart: Bool) -> Bool {
         let graph = state.withLock { $0.graph }
         let devices = graph.inputs.compactMap { ($0 as? CaptureDeviceInput) }
         guard !devices.isEmpty else {
@@ -281,25 +383,25 @@ public final class CaptureSession: @unchecked Sendable {
                     .noInputs,
                     "startRunning() found no inputs: add a CaptureDeviceInput (e.g. for CaptureDevice.default(for: .video)) before starting"
                 ))
-            return
+            return false
         }
         guard !graph.outputs.isEmpty else {
             fail(
-                CaptureError(.noInputs, "startRunning() found no outputs: add a CaptureVideoDataOutput before starting")
-            )
-            return
+                CaptureError(
+                    .noOutputs, "startRunning() found no outputs: add a CaptureVideoDataOutput before starting"))
+            return false
         }
         var started: [DeviceStream] = []
         for input in devices {
-            let connections = graph.connections.filter { connection in
-                connection.inputPorts.contains { $0.input === input } && connection.output != nil
-            }
             do {
-                started.append(try startStream(device: input.device, connections: connections, preset: graph.preset))
+                started.append(
+                    try startStream(
+                        device: input.device, connections: Self.connections(of: input, in: graph),
+                        preset: graph.preset))
             } catch {
                 for stream in started { stream.stop() }
                 fail(error)
-                return
+                return false
             }
         }
         state.withLock {
@@ -307,30 +409,52 @@ public final class CaptureSession: @unchecked Sendable {
             $0.running = true
         }
         if postingStart { post(Self.didStartRunningNotification) }
+        return true
     }
 
+    private static func connections(of input: CaptureInput, in graph: Graph) -> [CaptureConnection] {
+        graph.connections.filter { connection in
+            connection.inputPorts.contains { $0.input === input } && connection.output != nil
+        }
+    }
+
+    /// Negotiates for the outputs on `connections`, builds their contexts, and starts the device.
     private func startStream(
         device: CaptureDevice, connections: [CaptureConnection], preset: Preset
+    ) throws(CaptureError) -> DeviceStream {
+        let outputs = DeviceStream.outputs(of: connections)
+        let requests = outputs.map { $0.makeRequest() }
+        let choice = try FormatNegotiator.negotiate(device: device, preset: preset, requests: requests)
+        var contexts: [any Sendable] = []
+        for (output, request) in zip(outputs, requests) {
+            contexts.append(
+                try output.makeStreamContext(
+                    format: choice.format, frameDuration: choice.frameDuration, request: request))
+        }
+        return try startStream(
+            device: device, connections: connections, choice: choice, outputs: outputs, contexts: contexts)
+    }
+
+    /// Claims the device, installs the outputs' contexts and starts the device's stream.
+    private func startStream(
+        device: CaptureDevice, connections: [CaptureConnection], choice: FormatNegotiator.Choice,
+        outputs: [CaptureOutput], contexts: [any Sendable]
     ) throws(CaptureError) -> DeviceStream {
         guard device.claim(for: self) else {
             throw CaptureError(
                 .deviceBusy, "'\(device.localizedName)' is in use by another running session: stop that session first")
         }
         do {
-            let outputs = connections.compactMap(\.output)
-            let choice = try FormatNegotiator.negotiate(
-                device: device, preset: preset, requests: outputs.map(\.request))
-            for output in outputs {
-                try output.prepareToStream(format: choice.format, frameDuration: choice.frameDuration)
-            }
-            let stream = DeviceStream(session: self, device: device, connections: connections)
+            for (output, context) in zip(outputs, contexts) { output.install(context, isRestart: true) }
+            let stream = DeviceStream(session: self, device: device, connections: connections, choice: choice)
             let actual = try device.backend.startStreaming(
                 format: choice.format, frameDuration: choice.frameDuration, sink: stream)
             device.applyNegotiated(format: choice.format, frameDuration: actual)
             for connection in connections { connection.setActive(true) }
             return stream
         } catch {
-            device.release(from: self)
+            for output in outputs { output.streamDidStop() }
+            device.release(from: ObjectIdentifier(self))
             throw error
         }
     }
@@ -350,21 +474,16 @@ public final class CaptureSession: @unchecked Sendable {
         let isCurrent = state.withLock { $0.streams.contains { $0 === stream } }
         guard isCurrent else { return }
         stream.stop()
-        postNow(Self.runtimeErrorNotification, error: error)
+        post(Self.runtimeErrorNotification, error: error)
         if error.code == .deviceDisconnected {
             state.withLock {
                 $0.streams.removeAll { $0 === stream }
                 $0.interrupted = true
             }
-            postNow(Self.wasInterruptedNotification, error: error)
+            post(Self.wasInterruptedNotification, error: error)
             watchForReconnection()
         } else {
-            stopStreams()
-            state.withLock {
-                $0.running = false
-                $0.interrupted = false
-            }
-            postNow(Self.didStopRunningNotification)
+            stopAfterFailure()
         }
     }
 
@@ -393,13 +512,13 @@ public final class CaptureSession: @unchecked Sendable {
         }
         var resumed: [DeviceStream] = []
         for input in idle where input.device.isConnected || input.device.uniqueID == reconnected?.uniqueID {
-            let connections = graph.connections.filter { connection in
-                connection.inputPorts.contains { $0.input === input } && connection.output != nil
-            }
             do {
-                resumed.append(try startStream(device: input.device, connections: connections, preset: graph.preset))
+                resumed.append(
+                    try startStream(
+                        device: input.device, connections: Self.connections(of: input, in: graph),
+                        preset: graph.preset))
             } catch {
-                postNow(Self.runtimeErrorNotification, error: error)
+                post(Self.runtimeErrorNotification, error: error)
             }
         }
         guard resumed.count == idle.count else {
@@ -411,18 +530,21 @@ public final class CaptureSession: @unchecked Sendable {
             $0.interrupted = false
         }
         reconnection.withLock { $0 = nil }
-        postNow(Self.interruptionEndedNotification)
+        post(Self.interruptionEndedNotification)
     }
 
     private func fail(_ error: CaptureError) {
-        postNow(Self.runtimeErrorNotification, error: error)
+        post(Self.runtimeErrorNotification, error: error)
     }
 
-    private func post(_ name: Notification.Name) { postNow(name) }
-
-    private func postNow(_ name: Notification.Name, error: CaptureError? = nil) {
-        let userInfo: [AnyHashable: Any]? = error.map { [CaptureSessionErrorKey: $0] }
-        notificationCenter.post(name: name, object: self, userInfo: userInfo)
+    /// Posts from the notification queue, in order, after the caller's locks are gone.
+    private func post(_ name: Notification.Name, error: CaptureError? = nil) {
+        let center = notificationCenter
+        notificationQueue.async { [weak self] in
+            guard let self else { return }
+            let userInfo: [AnyHashable: Any]? = error.map { [CaptureSessionErrorKey: $0] }
+            center.post(name: name, object: self, userInfo: userInfo)
+        }
     }
 
     fileprivate func schedule(_ work: @escaping @Sendable () -> Void) {
@@ -457,20 +579,42 @@ public let CaptureSessionErrorKey = "ViewfinderCaptureSessionErrorKey"
 /// One running device and the connections it feeds; the device's sink.
 final class DeviceStream: DeviceStreamSink {
     private let sessionReference: WeakReference<CaptureSession>
+    /// The session's identity, which keeps the device's claim even after the session is gone.
+    private let sessionID: ObjectIdentifier
     private var session: CaptureSession? { sessionReference.value }
     let device: CaptureDevice
     let connections: [CaptureConnection]
+    /// The format and rate negotiated for the stream.
+    let choice: FormatNegotiator.Choice
     private let stopped = Atomic<Bool>(false)
 
-    init(session: CaptureSession, device: CaptureDevice, connections: [CaptureConnection]) {
+    init(
+        session: CaptureSession, device: CaptureDevice, connections: [CaptureConnection],
+        choice: FormatNegotiator.Choice
+    ) {
         self.sessionReference = WeakReference(session)
+        self.sessionID = ObjectIdentifier(session)
         self.device = device
         self.connections = connections
+        self.choice = choice
     }
 
-    func deviceDidCapture(_ frame: CapturedFrame) {
-        for connection in connections {
-            connection.output?.receive(frame, from: connection)
+    /// The outputs of `connections`, each once, in connection order.
+    static func outputs(of connections: [CaptureConnection]) -> [CaptureOutput] {
+        var outputs: [CaptureOutput] = []
+        for case let output? in connections.map(\.output) where !outputs.contains(where: { $0 === output }) {
+            outputs.append(output)
+        }
+        return outputs
+    }
+
+    /// The outputs this stream feeds.
+    var outputs: [CaptureOutput] { Self.outputs(of: connections) }
+
+    func deviceDidCapture(_ sample: CapturedSample) {
+        let mediaType = sample.mediaType
+        for connection in connections where connection.mediaType == mediaType {
+            connection.output?.receive(sample, from: connection)
         }
     }
 
@@ -480,14 +624,13 @@ final class DeviceStream: DeviceStreamSink {
         session.schedule { [self] in session.deviceDidFail(self, error: error) }
     }
 
-    /// Stops the device, waits for outputs to hand over what is queued, releases the device.
+    /// Stops the device, waits for outputs to hand over what is queued, releases the device —
+    /// also when the session itself is already gone (a session dropped while running).
     func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         device.backend.stopStreaming()
-        for connection in connections {
-            connection.setActive(false)
-            connection.output?.streamDidStop()
-        }
-        if let session { device.release(from: session) }
+        for connection in connections { connection.setActive(false) }
+        for output in outputs { output.streamDidStop() }
+        device.release(from: sessionID)
     }
 }

@@ -23,8 +23,10 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         case cannotAddInput
         /// The session refused an output (already added, belongs to another session).
         case cannotAddOutput
-        /// `startRunning()` was called on a session that has no inputs or no outputs.
+        /// `startRunning()` was called on a session that has no inputs.
         case noInputs
+        /// `startRunning()` was called on a session that has no outputs.
+        case noOutputs
         /// No device with that identifier exists (or it disappeared).
         case deviceNotFound
         /// The operating system refused access to the device.

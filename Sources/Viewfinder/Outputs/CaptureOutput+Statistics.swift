@@ -1,9 +1,11 @@
-extension CaptureVideoDataOutput {
-    /// What happened to every frame since the session started (GStreamer-style honest counters).
+extension CaptureOutput {
+    /// What happened to every sample (a video frame, an audio buffer) since the session started
+    /// (GStreamer-style honest counters). Every output that composes the delivery engine keeps
+    /// them.
     ///
-    /// Every captured frame is accounted for:
-    /// `delivered + dropped + rateGated + inFlight == captured`, where `inFlight` (frames still
-    /// queued for the delegate) is zero once the session has stopped.
+    /// Every captured sample is accounted for:
+    /// `delivered + dropped + rateGated + inFlight == captured`, where `inFlight` (samples still
+    /// queued for the consumer) is zero once the session has stopped.
     public struct Statistics: Sendable, Hashable, CustomStringConvertible {
         /// Frames the device produced while the output was connected and had a delegate,
         /// including frames the device lost (sequence gaps).
@@ -18,7 +20,8 @@ extension CaptureVideoDataOutput {
         public var droppedDiscontinuity = 0
         /// Frames a processor or the converter dropped.
         public var droppedByProcessor = 0
-        /// Frames not delivered because they came sooner than ``CaptureVideoDataOutput/minFrameDuration``.
+        /// Frames not delivered because they came sooner than the output's minimum frame duration
+        /// (``CaptureVideoDataOutput/minFrameDuration``).
         public var rateGated = 0
 
         /// All drops together.

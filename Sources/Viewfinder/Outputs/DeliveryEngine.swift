@@ -1,0 +1,392 @@
+import Dispatch
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The ordered, budgeted, drop-reporting delivery every output composes: it decides on the
+/// device's capture thread which samples go on (rate gate, late-frame and out-of-buffers policy,
+/// discontinuities), queues them with their drop reports, and hands them one at a time, in order,
+/// to the output's consumer on a private serial delivery queue. The consumer (a delegate call, an
+/// encoder, a JPEG writer) runs inside the queue the caller chose (``setCallbackQueue(_:)``).
+///
+/// An output owns one engine and gives it three closures: `prepare`, which turns an accepted
+/// sample into the `Product` the output hands over (converting only then, so a dropped sample
+/// costs nothing), `consume`, which hands it over, and `reportDrop`, which tells the consumer of
+/// drops. The engine keeps the counters
+/// (``CaptureOutput/Statistics``): every sample that reaches it is delivered, dropped by reason
+/// or rate-gated.
+///
+/// `Context` is whatever the output negotiated for a stream (for video: the processor chain);
+/// each accepted sample keeps the context it was accepted under, so a context swapped between
+/// samples never meets a sample of the old format.
+///
+/// Thread safety: every member may be used from any thread. The consumer closures run on the
+/// delivery queue, never under the engine's lock, one at a time.
+final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {  // unchecked: state is in a Mutex; handlers are set once.
+    /// What `prepare` made of a sample.
+    enum Preparation {
+        /// Ready to hand over. With `holdsSlot`, the sample's budget slot now belongs to the
+        /// product (a sample buffer gives it back when it goes); otherwise the engine gives it back
+        /// once the product is consumed.
+        case ready(Product, holdsSlot: Bool)
+        /// Not to be delivered, for `reason`; the engine gives the slot back and counts it.
+        case dropped(DroppedFrameReason)
+    }
+
+    /// A drop to tell the consumer of.
+    struct DropReport: Sendable {
+        var reason: DroppedFrameReason
+        var presentationTime: MediaTime
+        var duration: MediaTime
+        var sequenceNumber: UInt64
+        /// How many samples the report stands for.
+        var count: Int
+        var connection: CaptureConnection
+
+        init(_ sample: CapturedSample, reason: DroppedFrameReason, connection: CaptureConnection) {
+            self.init(
+                reason: reason, presentationTime: sample.presentationTime, duration: sample.duration,
+                sequenceNumber: sample.sequenceNumber, count: 1, connection: connection)
+        }
+
+        init(
+            reason: DroppedFrameReason, presentationTime: MediaTime, duration: MediaTime, sequenceNumber: UInt64,
+            count: Int, connection: CaptureConnection
+        ) {
+            self.reason = reason
+            self.presentationTime = presentationTime
+            self.duration = duration
+            self.sequenceNumber = sequenceNumber
+            self.count = count
+            self.connection = connection
+        }
+    }
+
+    typealias Prepare =
+        @Sendable (
+            _ sample: CapturedSample, _ context: Context, _ budget: FrameBudget, _ connection: CaptureConnection
+        ) -> Preparation
+    typealias Consume = @Sendable (_ product: Product, _ connection: CaptureConnection) -> Void
+    typealias ReportDrop = @Sendable (DropReport) -> Void
+
+    /// Drop reports queued beyond this many are merged into the last one (its count grows), so a
+    /// stalled consumer cannot make the queue grow without bound.
+    static var dropReportLimit: Int { 256 }
+
+    private struct Accepted {
+        let sample: CapturedSample
+        let context: Context
+        let budget: FrameBudget
+        let connection: CaptureConnection
+    }
+
+    private enum Event {
+        case sample(Accepted)
+        case drop(DropReport)
+    }
+
+    private struct State {
+        var callbackQueue: DispatchQueue?
+        /// The context of the current stream, kept after it ends (for what it negotiated).
+        var context: Context?
+        var streaming = false
+        var budget: FrameBudget?
+        var discardsLate = true
+        var minFrameDuration = MediaTime.invalid {
+            didSet { gateThreshold = Self.gateThreshold(for: minFrameDuration) }
+        }
+        /// `minFrameDuration` less the timestamp-jitter allowance.
+        var gateThreshold = MediaTime.invalid
+        var queue = RingQueue<Event>(capacity: 32)
+        var queuedDrops = 0
+        var waitingSample: Int?
+        var drainScheduled = false
+        var lastSequence: UInt64?
+        var lastAcceptedTime: MediaTime?
+        var statistics = CaptureOutput.Statistics()
+        var latencies = LatencyWindow()
+
+        static func gateThreshold(for duration: MediaTime) -> MediaTime {
+            guard duration.isValid else { return .invalid }
+            let allowance = min(duration.nanoseconds / 32, 2_000_000)
+            return duration - MediaTime(value: allowance, timescale: 1_000_000_000)
+        }
+    }
+
+    private let state = Mutex(State())
+    private let deliveryQueue: DispatchQueue
+    /// Wakes the delivery queue; coalesces wake-ups and, unlike `async`, allocates nothing per
+    /// sample.
+    private let wakeUp: any DispatchSourceUserDataAdd
+    /// The thread running a consumer callback now (0 when none), so waiting for delivery from
+    /// inside a callback returns instead of deadlocking.
+    private let deliveringThread = Atomic<UInt>(0)
+    private let prepare: Prepare
+    private let consume: Consume
+    private let reportDrop: ReportDrop
+
+    /// An engine whose queue is labelled after `label`, preparing samples with `prepare`, handing
+    /// them to `consume` and drops to `reportDrop`.
+    init(label: String, prepare: @escaping Prepare, consume: @escaping Consume, reportDrop: @escaping ReportDrop) {
+        self.prepare = prepare
+        self.consume = consume
+        self.reportDrop = reportDrop
+        deliveryQueue = DispatchQueue(label: "viewfinder.\(label).delivery")
+        wakeUp = DispatchSource.makeUserDataAddSource(queue: deliveryQueue)
+        wakeUp.setEventHandler { [weak self] in self?.drain() }
+        wakeUp.activate()
+    }
+
+    deinit {
+        wakeUp.cancel()
+    }
+
+    // MARK: Configuration
+
+    /// Where consumer callbacks run; `nil` stops accepting samples (those queued are still
+    /// handed over, on the new queue if one is set later). One serial delivery queue serves every
+    /// callback queue the output ever has, so changing it while samples flow never runs two
+    /// callbacks at once or out of order.
+    func setCallbackQueue(_ queue: DispatchQueue?) {
+        let pending = state.withLock { state -> Bool in
+            state.callbackQueue = queue
+            guard queue != nil, !state.queue.isEmpty, !state.drainScheduled else { return false }
+            state.drainScheduled = true
+            return true
+        }
+        if pending { wakeUp.add(data: 1) }
+    }
+
+    /// The queue consumer callbacks run on.
+    var callbackQueue: DispatchQueue? { state.withLock { $0.callbackQueue } }
+
+    /// Whether to replace a waiting sample by a newer one (``DroppedFrameReason/frameWasLate``)
+    /// rather than queueing up to the budget.
+    var discardsLateSamples: Bool {
+        get { state.withLock { $0.discardsLate } }
+        set { state.withLock { $0.discardsLate = newValue } }
+    }
+
+    /// The shortest time between accepted samples; `.invalid` for no limit. Applies from the next
+    /// sample.
+    var minFrameDuration: MediaTime {
+        get { state.withLock { $0.minFrameDuration } }
+        set { state.withLock { $0.minFrameDuration = newValue } }
+    }
+
+    // MARK: Streams
+
+    /// A stream starts with `context`: a fresh budget of `budgetLimit` slots, no sequence history.
+    func beginStream(context: Context, budgetLimit: Int) {
+        state.withLock { state in
+            state.context = context
+            state.streaming = true
+            state.budget = FrameBudget(limit: budgetLimit)
+            state.lastSequence = nil
+            state.lastAcceptedTime = nil
+        }
+    }
+
+    /// Swaps the context between samples of a running stream (the budget stays).
+    func replaceContext(_ context: Context) {
+        state.withLock { $0.context = context }
+    }
+
+    /// The context of the current (or last) stream.
+    var context: Context? { state.withLock { $0.context } }
+
+    /// The budget of the current (or last) stream.
+    var budget: FrameBudget? { state.withLock { $0.budget } }
+
+    /// Whether a stream is set up (between ``beginStream(context:budgetLimit:)`` and
+    /// ``endStream(waitingUpTo:)``).
+    var isStreaming: Bool { state.withLock { $0.streaming } }
+
+    /// The stream stopped: accepts nothing more, then waits (at most `timeout` seconds) until what
+    /// is queued has been handed over, unless called from inside a consumer callback.
+    func endStream(waitingUpTo timeout: Double) {
+        state.withLock { $0.streaming = false }
+        waitUntilDelivered(timeout: timeout)
+    }
+
+    /// Zeroes the counters (a session starting anew).
+    func resetStatistics() {
+        state.withLock { state in
+            state.statistics = CaptureOutput.Statistics()
+            state.latencies = LatencyWindow()
+        }
+    }
+
+    /// Counters since the last reset.
+    var statistics: CaptureOutput.Statistics { state.withLock { $0.statistics } }
+
+    /// Capture-to-consumer latency over the last 1,024 delivered samples.
+    var latency: LatencyStatistics { state.withLock { $0.latencies.summary() } }
+
+    /// Events (samples and drop reports) waiting for the delivery queue.
+    var queuedEventCount: Int { state.withLock { $0.queue.count } }
+
+    // MARK: Capture thread
+
+    /// A sample from `connection`, on the device's capture thread: decides under the lock, queues,
+    /// wakes the delivery queue. Never blocks, converts or calls out.
+    func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        let wake = state.withLock { state -> Bool in
+            guard state.streaming, connection.isEnabled, state.callbackQueue != nil, let context = state.context,
+                let budget = state.budget
+            else {
+                // Not delivering now: remember where the device is, so resuming is no gap.
+                state.lastSequence = sample.sequenceNumber
+                return false
+            }
+            Self.accept(sample, context: context, budget: budget, connection: connection, state: &state)
+            guard !state.drainScheduled, !state.queue.isEmpty else { return false }
+            state.drainScheduled = true
+            return true
+        }
+        if wake { wakeUp.add(data: 1) }
+    }
+
+    /// The drop decisions, under the lock.
+    private static func accept(
+        _ sample: CapturedSample, context: Context, budget: FrameBudget, connection: CaptureConnection,
+        state: inout State
+    ) {
+        state.statistics.captured += 1
+        if let last = state.lastSequence, sample.sequenceNumber > last &+ 1 {
+            let lost = sample.sequenceNumber - last - 1
+            let count = Int(clamping: lost)
+            state.statistics.captured += count
+            state.statistics.droppedDiscontinuity += count
+            enqueueDrop(
+                DropReport(
+                    reason: .discontinuity,
+                    presentationTime: sample.presentationTime - sample.duration * Int64(clamping: lost),
+                    duration: sample.duration, sequenceNumber: last + 1, count: count, connection: connection),
+                state: &state)
+        }
+        state.lastSequence = sample.sequenceNumber
+
+        if state.minFrameDuration.isValid, let last = state.lastAcceptedTime,
+            sample.presentationTime - last < state.gateThreshold
+        {
+            state.statistics.rateGated += 1
+            return
+        }
+        guard budget.tryAcquire() else {
+            state.statistics.droppedOutOfBuffers += 1
+            enqueueDrop(DropReport(sample, reason: .outOfBuffers, connection: connection), state: &state)
+            return
+        }
+        state.lastAcceptedTime = sample.presentationTime
+        let accepted = Accepted(sample: sample, context: context, budget: budget, connection: connection)
+        if state.discardsLate, let waiting = state.waitingSample, state.queue.contains(position: waiting),
+            case .sample(let old) = state.queue[position: waiting]
+        {
+            // The waiting sample never reached the consumer: it is late, and gives its slot back.
+            state.statistics.droppedLate += 1
+            old.budget.release()
+            let previous = waiting - 1
+            if state.queuedDrops >= dropReportLimit, state.queue.contains(position: previous),
+                case .drop(var report) = state.queue[position: previous], report.reason == .frameWasLate
+            {
+                // Too many reports waiting: fold this one into the report before it and let the
+                // new sample take the waiting place, so the queue stops growing.
+                report.count += 1
+                state.queue[position: previous] = .drop(report)
+                state.queue[position: waiting] = .sample(accepted)
+                return
+            }
+            state.queue[position: waiting] = .drop(
+                DropReport(old.sample, reason: .frameWasLate, connection: old.connection))
+            state.queuedDrops += 1
+        }
+        state.waitingSample = state.queue.append(.sample(accepted))
+    }
+
+    private static func enqueueDrop(_ drop: DropReport, state: inout State) {
+        if state.queuedDrops >= dropReportLimit, case .drop(var last) = state.queue.last, last.reason == drop.reason {
+            last.count += drop.count
+            state.queue[position: state.queue.endPosition - 1] = .drop(last)
+            return
+        }
+        state.queuedDrops += 1
+        state.queue.append(.drop(drop))
+    }
+
+    // MARK: Delivery queue
+
+    /// Hands queued events over, on the delivery queue, until none are left (or no callback queue
+    /// is set: they wait for one).
+    private func drain() {
+        let host = HostClock()
+        while true {
+            let next: (Event, DispatchQueue)? = state.withLock { state in
+                guard let queue = state.callbackQueue, let event = state.queue.popFirst() else {
+                    state.drainScheduled = false
+                    return nil
+                }
+                if case .drop = event { state.queuedDrops -= 1 }
+                return (event, queue)
+            }
+            guard let (event, queue) = next else { return }
+            switch event {
+            case .drop(let drop):
+                onCallbackQueue(queue) { reportDrop(drop) }
+            case .sample(let accepted):
+                hand(accepted, on: queue, host: host)
+            }
+        }
+    }
+
+    private func hand(_ accepted: Accepted, on queue: DispatchQueue, host: HostClock) {
+        let sample = accepted.sample
+        onCallbackQueue(queue) {
+            switch prepare(sample, accepted.context, accepted.budget, accepted.connection) {
+            case .ready(let product, let holdsSlot):
+                let latency = host.now() - sample.hostArrivalTime
+                state.withLock { state in
+                    state.statistics.delivered += 1
+                    state.latencies.record(latency)
+                }
+                consume(product, accepted.connection)
+                if !holdsSlot { accepted.budget.release() }
+            case .dropped(let reason):
+                accepted.budget.release()
+                state.withLock { state in
+                    switch reason {
+                    case .outOfBuffers: state.statistics.droppedOutOfBuffers += 1
+                    case .frameWasLate: state.statistics.droppedLate += 1
+                    case .discontinuity: state.statistics.droppedDiscontinuity += 1
+                    case .droppedByProcessor: state.statistics.droppedByProcessor += 1
+                    }
+                }
+                reportDrop(DropReport(sample, reason: reason, connection: accepted.connection))
+            }
+        }
+    }
+
+    /// Runs `body` inside `queue` (synchronously, from the delivery queue), marking this thread as
+    /// the one delivering.
+    private func onCallbackQueue<T>(_ queue: DispatchQueue, _ body: () -> T) -> T {
+        queue.sync {
+            deliveringThread.store(Self.currentThread, ordering: .relaxed)
+            defer { deliveringThread.store(0, ordering: .relaxed) }
+            return body()
+        }
+    }
+
+    private static var currentThread: UInt { UInt(pthread_self()) }
+
+    /// Waits until everything queued so far has been handed over. Returns `false` at once when
+    /// called from inside a consumer callback (waiting there would deadlock), or after `timeout`.
+    @discardableResult
+    func waitUntilDelivered(timeout: Double) -> Bool {
+        if deliveringThread.load(ordering: .relaxed) == Self.currentThread { return false }
+        let done = DispatchSemaphore(value: 0)
+        deliveryQueue.async { done.signal() }
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+}
