@@ -24,7 +24,8 @@ import Synchronization
 ///
 /// Thread safety: every member may be used from any thread. The consumer closures run on the
 /// delivery queue, never under the engine's lock, one at a time.
-final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {  // unchecked: state is in a Mutex; handlers are set once.
+// unchecked: state is in a Mutex; the handlers are set once.
+final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     /// What `prepare` made of a sample.
     enum Preparation {
         /// Ready to hand over. With `holdsSlot`, the sample's budget slot now belongs to the
