@@ -1,5 +1,5 @@
 /// A frame as a device backend hands it to the session, on the device's capture thread.
-struct CapturedFrame: Sendable {
+package struct CapturedFrame: Sendable {
     /// The pixels, in memory the backend owns (its ring); released back when the last reference goes.
     var buffer: PixelBuffer
     /// Capture time on the device's clock.
@@ -14,24 +14,24 @@ struct CapturedFrame: Sendable {
 
 /// Receives what a streaming device produces. Called on the device's capture thread, which
 /// must never block: implementations queue work and return.
-protocol DeviceStreamSink: AnyObject, Sendable {
+package protocol DeviceStreamSink: AnyObject, Sendable {
     /// A frame arrived.
     func deviceDidCapture(_ frame: CapturedFrame)
     /// The device failed; streaming has stopped. `isDisconnect` marks an unplugged device.
     func deviceDidFail(_ error: CaptureError)
 }
 
-/// What a kind of camera (V4L2, the virtual camera) implements behind ``CaptureDevice``.
+/// What a kind of device (a camera family, a virtual camera) implements behind ``CaptureDevice``.
 /// The session and outputs talk only to ``CaptureDevice``; backends never see them.
 ///
 /// Thread safety: implementations must be callable from any thread; `startStreaming` and
 /// `stopStreaming` are serialised by the owning ``CaptureDevice``.
-protocol DeviceBackend: AnyObject, Sendable {
-    /// Stable across runs where the system allows (a V4L2 bus path, say).
+package protocol DeviceBackend: AnyObject, Sendable {
+    /// Stable across runs where the system allows (built from a bus path, say).
     var uniqueID: String { get }
     /// A name for people: the card name.
     var localizedName: String { get }
-    /// The model: the driver name for V4L2.
+    /// The model (a driver name, say).
     var modelID: String { get }
     /// Who made it, if known.
     var manufacturer: String { get }
@@ -70,7 +70,7 @@ extension DeviceBackend {
 }
 
 /// Finds devices of one backend kind. Registered with ``DeviceRegistry``.
-protocol DeviceProvider: Sendable {
+package protocol DeviceProvider: Sendable {
     /// The backends present now; the registry keeps one ``CaptureDevice`` per unique ID.
     func discoverBackends() -> [any DeviceBackend]
     /// Where this provider's devices sort: lower first (real cameras before virtual ones).
