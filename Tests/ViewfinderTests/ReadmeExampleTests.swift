@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderSimulator
 
 // The README's examples, kept compiling and working: if one of these must change, change the
 // README with it.

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderSimulator
 
 @Suite("V4L2 controls")
 struct V4L2ControlTests {

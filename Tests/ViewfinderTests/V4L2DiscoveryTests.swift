@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderSimulator
 
 @Suite("V4L2 discovery and formats")
 struct V4L2DiscoveryTests {
