@@ -146,4 +146,23 @@ struct V4L2ControlTests {
         #expect(throws: CaptureError.self) { try device.setValue(1, for: .brightness) }
         #expect(throws: CaptureError.self) { try device.value(of: .brightness) }
     }
+
+    @Test("the V4L2 mapping: named IDs, IDs from names for the rest, typed controls left to the typed API")
+    func mapping() {
+        func control(_ id: UInt32, _ name: String) -> V4L2Control {
+            V4L2Control(
+                id: id, name: name, kind: .integer, minimum: 0, maximum: 10, step: 1, defaultValue: 5, menuItems: [],
+                isReadOnly: false, isInactive: false)
+        }
+        let map = V4L2ControlMap([
+            control(V4L2ControlID.brightness, "Brightness"), control(0x009a_0903, "Exposure, Dynamic Framerate"),
+            control(V4L2ControlID.zoomAbsolute, "Zoom, Absolute"), control(V4L2ControlID.gamma, "Gamma"),
+        ])
+        #expect(map.generic.map(\.control.id.rawValue) == ["brightness", "exposureDynamicFramerate", "gamma"])
+        #expect(map.v4l2ID(for: .brightness) == V4L2ControlID.brightness)
+        #expect(map.v4l2ID(for: .init(rawValue: "zoomAbsolute")) == nil, "zoom is the typed API's")
+        #expect(map.capabilities.maxZoomFactor == 1 + 10.0 / 100, "a zoom range from 0 counts 100 per 1x")
+        #expect(map.capabilities.exposureModes.isEmpty)
+        #expect(V4L2ControlMap.units(MediaTime(value: 1, timescale: 100), of: control(0, "Exposure")) == 10)
+    }
 }
