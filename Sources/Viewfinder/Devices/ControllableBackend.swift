@@ -1,6 +1,6 @@
 /// A backend whose device has controls. It declares what it has in neutral terms (Viewfinder's
 /// control IDs, AVFoundation's modes and units) and maps them to its own driver's control IDs,
-/// menu values and units (see `Backends/V4L2/V4L2Control.swift`). Devices whose backend is not
+/// menu values and units (in the backend's own folder). Devices whose backend is not
 /// controllable report every control unsupported.
 ///
 /// ``CaptureDevice`` checks the configuration lock, support and ranges before it calls these;
