@@ -5,6 +5,8 @@ let package = Package(
     name: "Viewfinder",
     products: [
         .library(name: "Viewfinder", targets: ["Viewfinder"]),
+        // Test doubles (a simulated UVC camera and V4L2 bus): add to test targets only.
+        .library(name: "ViewfinderSimulator", targets: ["ViewfinderSimulator"]),
         .executable(name: "viewfinder-demo", targets: ["viewfinder-demo"]),
         .executable(name: "viewfinder-bench", targets: ["viewfinder-bench"]),
     ],
@@ -29,9 +31,15 @@ let package = Package(
             name: "Viewfinder",
             dependencies: ["CV4L2", "CSwscale", "CYUV"]
         ),
+        // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
+        // do not compile it in.
+        .target(
+            name: "ViewfinderSimulator",
+            dependencies: ["Viewfinder", "CV4L2"]
+        ),
         .executableTarget(
             name: "viewfinder-demo",
-            dependencies: ["Viewfinder"],
+            dependencies: ["Viewfinder", "ViewfinderSimulator"],
             path: "Samples/viewfinder-demo"
         ),
         // A frame processor written outside the library: a starting point to copy.
@@ -52,7 +60,7 @@ let package = Package(
         ),
         .testTarget(
             name: "ViewfinderTests",
-            dependencies: ["Viewfinder"]
+            dependencies: ["Viewfinder", "ViewfinderSimulator"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import Viewfinder
+import ViewfinderSimulator
 
 struct Options {
     var seconds = 5.0

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderSimulator
 
 // The README's examples, kept compiling and working: if one of these must change, change the
 // README with it.
@@ -96,5 +97,18 @@ struct ReadmeExampleTests {
             #expect(device.localizedName.contains("C920"))
             #expect(CaptureDevice.devices(for: .video).last?.deviceType == .virtual)
         }
+    }
+
+    @Test("the test-target example finds the simulated webcam and injects a fault")
+    func simulatorProductExample() throws {
+        let bus = SimulatedV4L2Bus()
+        let webcam = try SimulatedUVCCamera(configuration: .init(listing: SimulatedUVCCamera.c920Listing))
+        bus.plug(webcam)
+        try bus.withDiscovery {
+            let device = try #require(CaptureDevice.default(for: .video))  // the simulated C920
+            #expect(device.localizedName == "HD Pro Webcam C920")
+            webcam.injectFrameFaults([.errorFlag])  // fault injection
+        }
+        #expect(webcam.isPluggedIn)
     }
 }

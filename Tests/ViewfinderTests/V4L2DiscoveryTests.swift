@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderSimulator
 
 @Suite("V4L2 discovery and formats")
 struct V4L2DiscoveryTests {
@@ -55,7 +56,7 @@ struct V4L2DiscoveryTests {
                 MediaTime(value: 1, timescale: 5),
             ])
         #expect(vga.videoSupportedFrameRateRanges.allSatisfy { $0.minFrameDuration == $0.maxFrameDuration })
-        #expect(vga.backendPixelFormat == V4L2FourCC.code("YUYV"))
+        #expect(vga.backendCode == V4L2FourCC.code("YUYV"))
     }
 
     @Test(

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderSimulator
 
 @Suite("V4L2 errors a user can act on")
 struct V4L2ErrorTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderSimulator
 
 @Suite("V4L2 streaming")
 struct V4L2StreamingTests {

@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderSimulator
 
 /// One frame interval of the C920 at 30 fps.
 let thirtyFPS = MediaTime(value: 1, timescale: 30)

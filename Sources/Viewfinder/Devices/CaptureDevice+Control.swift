@@ -1,59 +1,46 @@
-import CV4L2
-
 extension CaptureDevice {
-    /// One adjustable camera setting as the driver describes it: brightness, exposure time,
-    /// focus position, …, with its range and default (the generic counterpart of the typed
-    /// focus, exposure, white-balance, zoom and torch API).
+    /// One adjustable camera setting as the device describes it: brightness, contrast,
+    /// saturation, …, with its range and default (the generic counterpart of the typed focus,
+    /// exposure, white-balance, zoom, torch and anti-flicker API, which owns those settings and
+    /// speaks AVFoundation's units).
     ///
-    /// Control IDs are V4L2's (`V4L2_CID_*`), so a control with no named constant can still be
-    /// addressed by its number. Read and change values with ``CaptureDevice/value(of:)`` and
-    /// ``CaptureDevice/setValue(_:for:)``.
+    /// Values are in the device's own scale (``minimum`` … ``maximum`` on ``step``), except where
+    /// an ID says otherwise (``ID/whiteBalanceTemperature`` is in kelvin). Read and change values
+    /// with ``CaptureDevice/value(of:)`` and ``CaptureDevice/setValue(_:for:)``.
     ///
     /// Thread safety: a value type; freely sendable.
     public struct Control: Sendable, Hashable, Identifiable, CustomStringConvertible {
-        /// Identifies a control (a V4L2 control ID).
+        /// Identifies a control by name (`"brightness"`), the same for every backend. Controls a
+        /// device has beyond the named ones get an ID made from the device's name for them
+        /// (`"Exposure, Dynamic Framerate"` becomes `"exposureDynamicFramerate"`).
+        ///
+        /// Thread safety: a value type; freely sendable.
         public struct ID: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
-            /// The V4L2 control ID.
-            public var rawValue: UInt32
-            /// The control with V4L2 ID `rawValue`.
-            public init(rawValue: UInt32) { self.rawValue = rawValue }
+            /// The control's name, lower camel case.
+            public var rawValue: String
+            /// The control named `rawValue`.
+            public init(rawValue: String) { self.rawValue = rawValue }
 
-            /// Picture brightness (`V4L2_CID_BRIGHTNESS`).
-            public static let brightness = ID(rawValue: VF_V4L2_CID_BRIGHTNESS)
-            /// Picture contrast (`V4L2_CID_CONTRAST`).
-            public static let contrast = ID(rawValue: VF_V4L2_CID_CONTRAST)
-            /// Colour saturation (`V4L2_CID_SATURATION`).
-            public static let saturation = ID(rawValue: VF_V4L2_CID_SATURATION)
-            /// Hue (`V4L2_CID_HUE`).
-            public static let hue = ID(rawValue: VF_V4L2_CID_HUE)
-            /// Gain (`V4L2_CID_GAIN`).
-            public static let gain = ID(rawValue: VF_V4L2_CID_GAIN)
-            /// Sharpness (`V4L2_CID_SHARPNESS`).
-            public static let sharpness = ID(rawValue: VF_V4L2_CID_SHARPNESS)
-            /// Backlight compensation (`V4L2_CID_BACKLIGHT_COMPENSATION`).
-            public static let backlightCompensation = ID(rawValue: VF_V4L2_CID_BACKLIGHT_COMPENSATION)
-            /// Automatic white balance on (1) or off (0) (`V4L2_CID_AUTO_WHITE_BALANCE`).
-            public static let whiteBalanceAutomatic = ID(rawValue: VF_V4L2_CID_AUTO_WHITE_BALANCE)
-            /// White-balance colour temperature in kelvin (`V4L2_CID_WHITE_BALANCE_TEMPERATURE`).
-            public static let whiteBalanceTemperature = ID(rawValue: VF_V4L2_CID_WHITE_BALANCE_TEMPERATURE)
-            /// Mains frequency to cancel flicker for: 0 off, 1 50 Hz, 2 60 Hz, 3 auto
-            /// (`V4L2_CID_POWER_LINE_FREQUENCY`).
-            public static let powerLineFrequency = ID(rawValue: VF_V4L2_CID_POWER_LINE_FREQUENCY)
-            /// Exposure mode: 0 auto, 1 manual, 2 shutter priority, 3 aperture priority
-            /// (`V4L2_CID_EXPOSURE_AUTO`).
-            public static let exposureMode = ID(rawValue: VF_V4L2_CID_EXPOSURE_AUTO)
-            /// Exposure time in units of 100 µs (`V4L2_CID_EXPOSURE_ABSOLUTE`).
-            public static let exposureTime = ID(rawValue: VF_V4L2_CID_EXPOSURE_ABSOLUTE)
-            /// Continuous autofocus on (1) or off (0) (`V4L2_CID_FOCUS_AUTO`).
-            public static let focusAutomatic = ID(rawValue: VF_V4L2_CID_FOCUS_AUTO)
-            /// Focus position; larger is nearer, units are the driver's (`V4L2_CID_FOCUS_ABSOLUTE`).
-            public static let focusPosition = ID(rawValue: VF_V4L2_CID_FOCUS_ABSOLUTE)
-            /// Optical or digital zoom, units are the driver's (`V4L2_CID_ZOOM_ABSOLUTE`).
-            public static let zoom = ID(rawValue: VF_V4L2_CID_ZOOM_ABSOLUTE)
-            /// LED mode: 0 off, 1 flash, 2 torch (`V4L2_CID_FLASH_LED_MODE`).
-            public static let ledMode = ID(rawValue: VF_V4L2_CID_FLASH_LED_MODE)
+            /// Picture brightness.
+            public static let brightness = ID(rawValue: "brightness")
+            /// Picture contrast.
+            public static let contrast = ID(rawValue: "contrast")
+            /// Colour saturation.
+            public static let saturation = ID(rawValue: "saturation")
+            /// Hue.
+            public static let hue = ID(rawValue: "hue")
+            /// Gamma.
+            public static let gamma = ID(rawValue: "gamma")
+            /// Gain (sensor amplification).
+            public static let gain = ID(rawValue: "gain")
+            /// Sharpness.
+            public static let sharpness = ID(rawValue: "sharpness")
+            /// Backlight compensation.
+            public static let backlightCompensation = ID(rawValue: "backlightCompensation")
+            /// White-balance colour temperature in kelvin (inactive while white balance is automatic).
+            public static let whiteBalanceTemperature = ID(rawValue: "whiteBalanceTemperature")
 
-            public var description: String { "0x" + String(rawValue, radix: 16) }
+            public var description: String { rawValue }
         }
 
         /// What values a control takes.
@@ -83,7 +70,7 @@ extension CaptureDevice {
 
         /// The control's ID.
         public var id: ID
-        /// The driver's name for it ("Brightness").
+        /// The device's name for it ("Brightness"), for people.
         public var name: String
         /// What values it takes.
         public var kind: Kind
@@ -95,11 +82,12 @@ extension CaptureDevice {
         public var step: Int
         /// The value after a reset.
         public var defaultValue: Int
-        /// The choices of a menu control (only the values the driver accepts); empty otherwise.
+        /// The choices of a menu control (only the values the device accepts); empty otherwise.
         public var menuItems: [MenuItem]
         /// Whether the value can only be read.
         public var isReadOnly: Bool
-        /// Whether changing it has no effect now (e.g. exposure time while exposure is automatic).
+        /// Whether changing it has no effect now (e.g. the white-balance temperature while white
+        /// balance is automatic).
         public var isInactive: Bool
 
         /// A control description.
@@ -143,24 +131,10 @@ extension CaptureDevice {
     }
 }
 
-/// A backend whose device has controls (V4L2 cameras). Backends that are not report every
-/// control unsupported.
-///
-/// Thread safety: as ``DeviceBackend``.
-protocol ControllableBackend: DeviceBackend {
-    /// The device's controls now (flags such as inactive are current).
-    func controls() throws(CaptureError) -> [CaptureDevice.Control]
-    /// The device's controls, possibly from a cache (for support checks).
-    func cachedControls() -> [CaptureDevice.Control]
-    /// Reads a control.
-    func value(of id: CaptureDevice.Control.ID) throws(CaptureError) -> Int
-    /// Writes a control.
-    func setValue(_ value: Int, for id: CaptureDevice.Control.ID) throws(CaptureError)
-}
-
 extension CaptureDevice {
-    /// Every control the device has, with ranges and defaults; empty for devices without
-    /// controls (the virtual camera) or when the device cannot be reached.
+    /// The device's generic controls, with ranges and defaults; empty for devices without
+    /// controls (the virtual camera) or when the device cannot be reached. Focus, exposure, white
+    /// balance mode, zoom, torch and anti-flicker are not in it: use their typed API.
     public var controls: [Control] {
         guard let backend = backend as? any ControllableBackend else { return [] }
         return (try? backend.controls()) ?? []

@@ -14,11 +14,12 @@ extension CaptureDevice {
         /// intervals lists one range per interval (minimum equal to maximum).
         public var videoSupportedFrameRateRanges: [FrameRateRange]
         /// `true` when the driver does not produce this format itself and a software layer
-        /// (libv4l2's converter) makes it from another: it costs CPU, so negotiation prefers native
+        /// (the system's format converter) makes it from another: it costs CPU, so negotiation prefers native
         /// formats.
         public var isEmulated: Bool
-        /// The backend's own code for the format (a V4L2 FourCC), for the backend's use.
-        var backendPixelFormat: UInt32
+        /// The backend's own code for the format, opaque to everyone else: the backend sets it
+        /// when it lists the format and reads it back when it streams in it.
+        var backendCode: UInt32
 
         /// A format of `pixelFormat` at `width` × `height` with the given frame-rate ranges.
         public init(
@@ -30,7 +31,7 @@ extension CaptureDevice {
             self.dimensions = Dimensions(width: width, height: height)
             self.videoSupportedFrameRateRanges = frameRateRanges
             self.isEmulated = isEmulated
-            self.backendPixelFormat = pixelFormat.rawValue
+            self.backendCode = pixelFormat.rawValue
         }
 
         /// The shortest frame duration (fastest rate) any range allows.

@@ -53,11 +53,11 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
             Configuration(activeFormat: first, activeVideoMinFrameDuration: first.minFrameDuration))
     }
 
-    /// An identifier that stays the same for the same camera (on V4L2: built from the bus path).
+    /// An identifier that stays the same for the same camera (built from the bus path where there is one).
     public var uniqueID: String { backend.uniqueID }
     /// The camera's name, for people.
     public var localizedName: String { backend.localizedName }
-    /// The model (on V4L2: the driver's name).
+    /// The model (a driver name, say).
     public var modelID: String { backend.modelID }
     /// The maker, where known.
     public var manufacturer: String { backend.manufacturer }

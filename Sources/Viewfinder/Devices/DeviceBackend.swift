@@ -1,26 +1,26 @@
 /// One sample as a device backend hands it to the session, on the device's capture thread: a
 /// video frame today; an audio buffer carries PCM in a payload of its own.
-struct CapturedSample: Sendable {
+package struct CapturedSample: Sendable {
     /// What the sample carries.
-    enum Payload: Sendable {
+    package enum Payload: Sendable {
         /// A video frame's pixels, in memory the backend owns (its ring); released back when the
         /// last reference goes.
         case image(PixelBuffer)
     }
 
     /// The media.
-    var payload: Payload
+    package var payload: Payload
     /// Capture time on the device's clock.
-    var presentationTime: MediaTime
+    package var presentationTime: MediaTime
     /// How long the sample lasts: the frame interval for video.
-    var duration: MediaTime
+    package var duration: MediaTime
     /// The device's sample counter. Gaps mean samples the device lost.
-    var sequenceNumber: UInt64
+    package var sequenceNumber: UInt64
     /// When the sample reached user space, on the host's monotonic clock (for latency figures).
-    var hostArrivalTime: MediaTime
+    package var hostArrivalTime: MediaTime
 
     /// A video frame.
-    init(
+    package init(
         buffer: PixelBuffer, presentationTime: MediaTime, duration: MediaTime, sequenceNumber: UInt64,
         hostArrivalTime: MediaTime
     ) {
@@ -32,14 +32,14 @@ struct CapturedSample: Sendable {
     }
 
     /// The media type of the payload.
-    var mediaType: MediaType {
+    package var mediaType: MediaType {
         switch payload {
         case .image: return .video
         }
     }
 
     /// The pixels of a video frame.
-    var image: PixelBuffer? {
+    package var image: PixelBuffer? {
         switch payload {
         case .image(let image): return image
         }
@@ -47,28 +47,28 @@ struct CapturedSample: Sendable {
 }
 
 /// A video frame: the name the video backends use.
-typealias CapturedFrame = CapturedSample
+package typealias CapturedFrame = CapturedSample
 
 /// Receives what a streaming device produces. Called on the device's capture thread, which
 /// must never block: implementations queue work and return.
-protocol DeviceStreamSink: AnyObject, Sendable {
+package protocol DeviceStreamSink: AnyObject, Sendable {
     /// A sample arrived.
     func deviceDidCapture(_ frame: CapturedSample)
     /// The device failed; streaming has stopped. `isDisconnect` marks an unplugged device.
     func deviceDidFail(_ error: CaptureError)
 }
 
-/// What a kind of camera (V4L2, the virtual camera) implements behind ``CaptureDevice``.
+/// What a kind of device (a camera family, a virtual camera) implements behind ``CaptureDevice``.
 /// The session and outputs talk only to ``CaptureDevice``; backends never see them.
 ///
 /// Thread safety: implementations must be callable from any thread; `startStreaming` and
 /// `stopStreaming` are serialised by the owning ``CaptureDevice``.
-protocol DeviceBackend: AnyObject, Sendable {
-    /// Stable across runs where the system allows (a V4L2 bus path, say).
+package protocol DeviceBackend: AnyObject, Sendable {
+    /// Stable across runs where the system allows (built from a bus path, say).
     var uniqueID: String { get }
     /// A name for people: the card name.
     var localizedName: String { get }
-    /// The model: the driver name for V4L2.
+    /// The model (a driver name, say).
     var modelID: String { get }
     /// Who made it, if known.
     var manufacturer: String { get }
@@ -95,7 +95,7 @@ protocol DeviceBackend: AnyObject, Sendable {
 
 extension DeviceBackend {
     /// Cameras produce video.
-    var mediaTypes: [MediaType] { [.video] }
+    package var mediaTypes: [MediaType] { [.video] }
 
     /// The checks every backend makes before streaming: the device is still connected and
     /// offers `format`.
@@ -112,7 +112,7 @@ extension DeviceBackend {
 }
 
 /// Finds devices of one backend kind. Registered with ``DeviceRegistry``.
-protocol DeviceProvider: Sendable {
+package protocol DeviceProvider: Sendable {
     /// The backends present now; the registry keeps one ``CaptureDevice`` per unique ID.
     func discoverBackends() -> [any DeviceBackend]
     /// Where this provider's devices sort: lower first (real cameras before virtual ones).

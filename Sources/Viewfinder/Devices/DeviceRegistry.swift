@@ -2,27 +2,29 @@ import Foundation
 import Synchronization
 
 /// Keeps one ``CaptureDevice`` per camera across discoveries, so the same camera is always the
-/// same object, and merges what every ``DeviceProvider`` finds: real cameras first, the virtual
-/// camera last.
+/// same object, and merges what every ``DeviceProvider`` finds, in the providers'
+/// ``DeviceProvider/sortOrder`` (real cameras first, virtual ones last).
 ///
 /// Thread safety: all members may be used from any thread.
-final class DeviceRegistry: Sendable {
-    static let shared = DeviceRegistry(providers: [V4L2DeviceProvider(), VirtualCameraProvider()])
+package final class DeviceRegistry: Sendable {
+    /// The process's registry, with the built-in providers (`Backends/BuiltInProviders.swift`).
+    package static let shared = DeviceRegistry(providers: BuiltInProviders.make())
 
     /// The registry `CaptureDevice.devices(for:)` and friends consult: ``shared``, unless a test
     /// binds another for the duration of a task (so simulated cameras stay out of other tests).
-    @TaskLocal static var current: DeviceRegistry = shared
+    @TaskLocal package static var current: DeviceRegistry = shared
 
     private let providers: Mutex<[any DeviceProvider]>
     private let known = Mutex<[String: CaptureDevice]>([:])
 
-    init(providers: [any DeviceProvider]) {
+    /// A registry consulting `providers` (and any registered later).
+    package init(providers: [any DeviceProvider]) {
         self.providers = Mutex(providers)
         providers.forEach(startMonitoring)
     }
 
     /// Adds a provider (tests register simulated drivers this way).
-    func register(_ provider: any DeviceProvider) {
+    package func register(_ provider: any DeviceProvider) {
         providers.withLock { $0.append(provider) }
         startMonitoring(provider)
     }
@@ -46,12 +48,12 @@ final class DeviceRegistry: Sendable {
     }
 
     /// Removes providers matching `predicate`.
-    func unregister(where predicate: (any DeviceProvider) -> Bool) {
+    package func unregister(where predicate: (any DeviceProvider) -> Bool) {
         providers.withLock { $0.removeAll(where: predicate) }
     }
 
     /// The devices present now, in provider order.
-    func devices() -> [CaptureDevice] {
+    package func devices() -> [CaptureDevice] {
         let current = providers.withLock { $0 }.sorted { $0.sortOrder < $1.sortOrder }
         var result: [CaptureDevice] = []
         for provider in current {
@@ -63,7 +65,7 @@ final class DeviceRegistry: Sendable {
     }
 
     /// The one device object for `backend`'s unique ID.
-    func device(for backend: any DeviceBackend) -> CaptureDevice {
+    package func device(for backend: any DeviceBackend) -> CaptureDevice {
         known.withLock { known in
             if let existing = known[backend.uniqueID], existing.backend === backend { return existing }
             let device = CaptureDevice(backend: backend)

@@ -33,7 +33,7 @@ public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel m
     private let slot: Int
 
     /// Wraps memory owned by `owner`; `owner.reclaim(slot:)` runs when the buffer goes.
-    init(
+    package init(
         memory: UnsafeMutableRawPointer, layout: PlaneLayout, dataSize: Int? = nil,
         owner: PixelMemoryOwner?, slot: Int
     ) {
@@ -87,7 +87,7 @@ public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel m
 
 /// Where each plane of a buffer sits in one block of memory. Computed once per pool or ring
 /// and shared by all its buffers.
-struct PlaneLayout: Sendable, Hashable {
+package struct PlaneLayout: Sendable, Hashable {
     struct Plane: Sendable, Hashable {
         var offset: Int
         var geometry: PlaneGeometry
@@ -97,7 +97,7 @@ struct PlaneLayout: Sendable, Hashable {
     let width: Int
     let height: Int
     let planes: [Plane]
-    let totalBytes: Int
+    package let totalBytes: Int
 
     /// A layout of rows `firstPlaneBytesPerRow` apart in plane 0 (tightly packed when `nil` or
     /// smaller than a row; chroma planes take their stride from it: half for I420's Cb and Cr,

@@ -3,7 +3,7 @@ extension PlaneLayout {
     /// V4L2's single-planar formats lay them out, rows `bytesPerRow` apart in the first plane.
     /// Chroma planes take their stride from it (half for I420's Cb and Cr, the same for NV12's
     /// interleaved CbCr).
-    init(pixelFormat: PixelFormat, width: Int, height: Int, bytesPerRow: Int) {
+    package init(pixelFormat: PixelFormat, width: Int, height: Int, bytesPerRow: Int) {
         self.init(
             pixelFormat: pixelFormat, width: width, height: height, firstPlaneBytesPerRow: bytesPerRow,
             planeAlignment: 1)

@@ -7,44 +7,78 @@
 ///
 /// Compare errors by ``code``; show ``description`` to people.
 public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
-    /// What kind of failure this is.
-    public enum Code: String, Sendable, Hashable, CaseIterable {
+    /// What kind of failure this is: an open set of codes (the way swift-system's `Errno` is), so
+    /// new codes can be added without breaking anyone's `switch`. Compare with `==` or match
+    /// with `case .deviceBusy:` in a `switch` that has a `default:`.
+    ///
+    /// Thread safety: a value type; freely sendable.
+    public struct Code: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
+        /// The code's name (`"deviceBusy"`), stable across releases.
+        public var rawValue: String
+
+        /// The code named `rawValue`.
+        public init(rawValue: String) { self.rawValue = rawValue }
+
+        public var description: String { rawValue }
+
         /// A value was out of range or malformed (zero size, negative duration, …).
-        case invalidArgument
+        public static let invalidArgument = Code(rawValue: "invalidArgument")
         /// The device does not offer the requested format, size or frame rate.
-        case unsupportedFormat
+        public static let unsupportedFormat = Code(rawValue: "unsupportedFormat")
         /// The output cannot deliver the requested pixel format.
-        case unsupportedPixelFormat
+        public static let unsupportedPixelFormat = Code(rawValue: "unsupportedPixelFormat")
         /// The device's configuration was changed without `lockForConfiguration()`.
-        case configurationNotLocked
+        public static let configurationNotLocked = Code(rawValue: "configurationNotLocked")
         /// The device has no such control (focus, exposure, torch, …), or not that mode of it.
-        case unsupportedControl
+        public static let unsupportedControl = Code(rawValue: "unsupportedControl")
         /// The session refused an input (already added, unknown device, wrong media type).
-        case cannotAddInput
+        public static let cannotAddInput = Code(rawValue: "cannotAddInput")
         /// The session refused an output (already added, belongs to another session).
-        case cannotAddOutput
+        public static let cannotAddOutput = Code(rawValue: "cannotAddOutput")
         /// `startRunning()` was called on a session that has no inputs.
-        case noInputs
-        /// `startRunning()` was called on a session that has no outputs.
-        case noOutputs
+        public static let noInputs = Code(rawValue: "noInputs")
+        /// `startRunning()` found no outputs.
+        public static let noOutputs = Code(rawValue: "noOutputs")
         /// No device with that identifier exists (or it disappeared).
-        case deviceNotFound
+        public static let deviceNotFound = Code(rawValue: "deviceNotFound")
         /// The operating system refused access to the device.
-        case permissionDenied
+        public static let permissionDenied = Code(rawValue: "permissionDenied")
         /// Another program is using the device.
-        case deviceBusy
+        public static let deviceBusy = Code(rawValue: "deviceBusy")
         /// The device disappeared (unplugged) while in use.
-        case deviceDisconnected
+        public static let deviceDisconnected = Code(rawValue: "deviceDisconnected")
         /// The device reported an input/output error.
-        case ioError
+        public static let ioError = Code(rawValue: "ioError")
         /// The driver rejected a request it advertised, or behaved against the specification.
-        case driverError
+        public static let driverError = Code(rawValue: "driverError")
         /// Converting a frame between pixel formats failed.
-        case conversionFailed
+        public static let conversionFailed = Code(rawValue: "conversionFailed")
         /// Every buffer of a pool was in use.
-        case outOfBuffers
+        public static let outOfBuffers = Code(rawValue: "outOfBuffers")
         /// Another system call failed; see ``CaptureError/errno``.
-        case systemError
+        public static let systemError = Code(rawValue: "systemError")
+
+        /// Every code this version of Viewfinder defines (others may come later).
+        public static let knownCodes: [Code] = [
+            .invalidArgument,
+            .unsupportedFormat,
+            .unsupportedPixelFormat,
+            .configurationNotLocked,
+            .unsupportedControl,
+            .cannotAddInput,
+            .cannotAddOutput,
+            .noInputs,
+            .noOutputs,
+            .deviceNotFound,
+            .permissionDenied,
+            .deviceBusy,
+            .deviceDisconnected,
+            .ioError,
+            .driverError,
+            .conversionFailed,
+            .outOfBuffers,
+            .systemError,
+        ]
     }
 
     /// The kind of failure.

@@ -1,6 +1,8 @@
 /// A weak reference that can cross threads.
 // unchecked: set once in init; loading a weak reference is thread-safe.
-final class WeakReference<Object: AnyObject>: @unchecked Sendable {
-    private(set) weak var value: Object?
-    init(_ value: Object?) { self.value = value }
+package final class WeakReference<Object: AnyObject>: @unchecked Sendable {
+    /// The object, while it lives.
+    package private(set) weak var value: Object?
+    /// A reference to `value`.
+    package init(_ value: Object?) { self.value = value }
 }

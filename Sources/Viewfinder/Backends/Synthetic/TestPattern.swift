@@ -60,7 +60,7 @@ public enum TestPattern {
 
     /// Updates a buffer that holds frame `previous` (rendered by this pattern) to show
     /// `sequenceNumber`, touching only the code cells that change and the box.
-    static func stamp(sequenceNumber: UInt64, previous: UInt64?, into buffer: PixelBuffer) {
+    package static func stamp(sequenceNumber: UInt64, previous: UInt64?, into buffer: PixelBuffer) {
         let painter = Painter(buffer)
         let w = buffer.width
         let h = buffer.height

@@ -108,12 +108,15 @@ public final class VirtualCamera: Sendable {
 }
 
 /// Finds the machine's one built-in virtual camera.
-struct VirtualCameraProvider: DeviceProvider {
+package struct VirtualCameraProvider: DeviceProvider {
     static let shared = VirtualCamera(
         configuration: .init(uniqueID: "viewfinder.virtual.test-pattern.0"))
 
-    var sortOrder: Int { 1000 }
-    func discoverBackends() -> [any DeviceBackend] { [Self.shared.backend] }
+    /// The provider of the machine's one virtual camera.
+    package init() {}
+
+    package var sortOrder: Int { 1000 }
+    package func discoverBackends() -> [any DeviceBackend] { [Self.shared.backend] }
 }
 
 /// The virtual camera's backend: a capture thread that draws into a ring of buffers.

@@ -18,7 +18,7 @@ import Synchronization
 ///
 /// Thread safety: all members may be used from any thread; `startStreaming` and `stopStreaming`
 /// are serialised by the owning ``CaptureDevice``.
-final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
+final class V4L2CameraBackend: DeviceBackend {
     /// How long the capture thread waits in `poll` before checking for a stop request.
     static let pollTimeoutMilliseconds: Int32 = 20
 
@@ -40,7 +40,7 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
     private let node: Mutex<String>
     private let connected = Atomic<Bool>(true)
     private let running = Mutex<Running?>(nil)
-    private let controlCache = Mutex<[CaptureDevice.Control]?>(nil)
+    private let controlCache = Mutex<V4L2ControlMap?>(nil)
     private let corruptFrames = Atomic<Int>(0)
     private let lastRing = Mutex<V4L2BufferRing?>(nil)
 
@@ -130,7 +130,7 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         request.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
         request.fmt.pix.width = UInt32(format.dimensions.width)
         request.fmt.pix.height = UInt32(format.dimensions.height)
-        request.fmt.pix.pixelformat = format.backendPixelFormat
+        request.fmt.pix.pixelformat = format.backendCode
         request.fmt.pix.field = VF_V4L2_FIELD_ANY
         do {
             try interface.ioctl(fd, VF_VIDIOC_S_FMT, &request)
@@ -143,7 +143,7 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
             throw self.error(error, "setting \(format) on")
         }
         let chosen = request.fmt.pix
-        guard chosen.pixelformat == format.backendPixelFormat, Int(chosen.width) == format.dimensions.width,
+        guard chosen.pixelformat == format.backendCode, Int(chosen.width) == format.dimensions.width,
             Int(chosen.height) == format.dimensions.height
         else {
             throw CaptureError(
@@ -346,39 +346,171 @@ final class V4L2CameraBackend: DeviceBackend, ControllableBackend {
         }
     }
 
-    func controls() throws(CaptureError) -> [CaptureDevice.Control] {
+    /// The driver's controls now, in V4L2 terms (refreshes the cache).
+    func v4l2Controls() throws(CaptureError) -> [V4L2Control] { try refreshControls().controls }
+
+    /// Reads V4L2 control `id`.
+    func v4l2Value(of id: UInt32) throws(CaptureError) -> Int {
+        let interface = self.interface
+        return try withDescriptor("reading control \(describe(id)) of") { (fd) throws(V4L2Errno) in
+            try V4L2ControlQuery.value(of: id, fd: fd, interface: interface)
+        }
+    }
+
+    /// Writes V4L2 control `id`.
+    func setV4L2Value(_ value: Int, of id: UInt32) throws(CaptureError) {
+        let interface = self.interface
+        let name = describe(id)
+        let describe = { (failure: V4L2Errno) -> CaptureError in
+            guard failure.code == EACCES else { return self.error(failure, "setting control \(name) of") }
+            // S_CTRL answers EACCES for a control that its automatic mode currently drives.
+            return CaptureError(
+                .unsupportedControl,
+                "control \(name) of '\(self.localizedName)' cannot be changed now: it is read-only or driven by an automatic mode; turn that mode off first",
+                errno: EACCES)
+        }
+        try withDescriptor("setting control \(name) of", describe: describe) { (fd) throws(V4L2Errno) in
+            try V4L2ControlQuery.setValue(value, of: id, fd: fd, interface: interface)
+        }
+    }
+
+    private func refreshControls() throws(CaptureError) -> V4L2ControlMap {
         let interface = self.interface
         let list = try withDescriptor("listing the controls of") { (fd) throws(V4L2Errno) in
             try V4L2ControlQuery.enumerate(fd: fd, interface: interface)
         }
-        controlCache.withLock { $0 = list }
-        return list
+        let map = V4L2ControlMap(list)
+        controlCache.withLock { $0 = map }
+        return map
     }
 
-    func cachedControls() -> [CaptureDevice.Control] {
+    private var cachedMap: V4L2ControlMap {
         if let cached = controlCache.withLock({ $0 }) { return cached }
-        return (try? controls()) ?? []
+        return (try? refreshControls()) ?? V4L2ControlMap([])
     }
+
+    /// A control's name for messages: the driver's name, else its hexadecimal ID.
+    private func describe(_ id: UInt32) -> String {
+        cachedMap.control(id).map { "'\($0.name)'" } ?? "0x" + String(id, radix: 16)
+    }
+
+    /// The V4L2 control behind a camera setting, or the unsupported-control error.
+    private func require(_ id: UInt32, _ what: String) throws(CaptureError) -> V4L2Control {
+        guard let control = cachedMap.control(id) else {
+            throw CaptureError(.unsupportedControl, "'\(localizedName)' has no \(what)")
+        }
+        return control
+    }
+}
+
+// MARK: - Neutral controls
+
+extension V4L2CameraBackend: ControllableBackend {
+    func controls() throws(CaptureError) -> [CaptureDevice.Control] { try refreshControls().generic.map(\.control) }
+
+    func cachedControls() -> [CaptureDevice.Control] { cachedMap.generic.map(\.control) }
 
     func value(of id: CaptureDevice.Control.ID) throws(CaptureError) -> Int {
-        let interface = self.interface
-        return try withDescriptor("reading control \(id) of") { (fd) throws(V4L2Errno) in
-            try V4L2ControlQuery.value(of: id.rawValue, fd: fd, interface: interface)
-        }
+        try v4l2Value(of: try v4l2ID(id))
     }
 
     func setValue(_ value: Int, for id: CaptureDevice.Control.ID) throws(CaptureError) {
-        let interface = self.interface
-        let describe = { (failure: V4L2Errno) -> CaptureError in
-            guard failure.code == EACCES else { return self.error(failure, "setting control \(id) of") }
-            // S_CTRL answers EACCES for a control that its automatic mode currently drives.
-            return CaptureError(
-                .unsupportedControl,
-                "control \(id) of '\(self.localizedName)' cannot be changed now: it is read-only or driven by an automatic mode; turn that mode off first",
-                errno: EACCES)
+        try setV4L2Value(value, of: try v4l2ID(id))
+    }
+
+    private func v4l2ID(_ id: CaptureDevice.Control.ID) throws(CaptureError) -> UInt32 {
+        guard let v4l2ID = cachedMap.v4l2ID(for: id) else {
+            throw CaptureError(.unsupportedControl, "'\(localizedName)' has no control \(id)")
         }
-        try withDescriptor("setting control \(id) of", describe: describe) { (fd) throws(V4L2Errno) in
-            try V4L2ControlQuery.setValue(value, of: id.rawValue, fd: fd, interface: interface)
+        return v4l2ID
+    }
+
+    func cameraCapabilities() -> CameraCapabilities { cachedMap.capabilities }
+
+    func read(_ key: CameraSetting.Key) throws(CaptureError) -> CameraSetting {
+        typealias ID = V4L2ControlID
+        switch key {
+        case .focusMode:
+            let auto = cachedMap.control(ID.focusAuto) != nil ? try v4l2Value(of: ID.focusAuto) : 0
+            return .focusMode(auto == 1 ? .continuousAutoFocus : .locked)
+        case .lensPosition:
+            let control = try require(ID.focusAbsolute, "focus position control")
+            return .lensPosition(V4L2ControlMap.lensPosition(try v4l2Value(of: control.id), of: control))
+        case .exposureMode:
+            let mode = try v4l2Value(of: try require(ID.exposureAuto, "exposure mode control").id)
+            return .exposureMode(mode == Int(VF_V4L2_EXPOSURE_MANUAL) ? .custom : .continuousAutoExposure)
+        case .exposureDuration:
+            let units = try v4l2Value(of: try require(ID.exposureAbsolute, "exposure time control").id)
+            return .exposureDuration(V4L2ControlMap.duration(units))
+        case .whiteBalanceMode:
+            let auto = try v4l2Value(of: try require(ID.autoWhiteBalance, "automatic white-balance control").id)
+            return .whiteBalanceMode(auto == 1 ? .continuousAutoWhiteBalance : .locked)
+        case .whiteBalanceTemperature:
+            let kelvin = try v4l2Value(
+                of: try require(ID.whiteBalanceTemperature, "white-balance temperature control").id)
+            return .whiteBalanceTemperature(kelvin)
+        case .zoomFactor:
+            let control = try require(ID.zoomAbsolute, "zoom control")
+            return .zoomFactor(V4L2ControlMap.zoomFactor(try v4l2Value(of: control.id), of: control))
+        case .torchMode:
+            let mode = try v4l2Value(of: try require(ID.flashLEDMode, "LED control").id)
+            return .torchMode(mode == Int(VF_V4L2_FLASH_LED_MODE_TORCH) ? .on : .off)
+        case .powerLineFrequency:
+            let value = try v4l2Value(of: try require(ID.powerLineFrequency, "power-line frequency control").id)
+            guard let frequency = V4L2ControlMap.frequency(menuValue: value) else {
+                throw CaptureError(
+                    .driverError, "'\(localizedName)' reports power-line frequency \(value), which V4L2 does not define"
+                )
+            }
+            return .powerLineFrequency(frequency)
+        }
+    }
+
+    func apply(_ setting: CameraSetting) throws(CaptureError) {
+        typealias ID = V4L2ControlID
+        let map = cachedMap
+        switch setting {
+        case .focusMode(let mode):
+            if map.control(ID.focusAuto) != nil {
+                try setV4L2Value(mode == .continuousAutoFocus ? 1 : 0, of: ID.focusAuto)
+            }
+        case .lensPosition(let position):
+            let control = try require(ID.focusAbsolute, "focus position control")
+            if map.control(ID.focusAuto) != nil { try setV4L2Value(0, of: ID.focusAuto) }
+            try setV4L2Value(V4L2ControlMap.focusValue(position, of: control), of: control.id)
+        case .exposureMode(let mode):
+            if mode == .continuousAutoExposure {
+                guard let automatic = map.automaticExposure else {
+                    throw CaptureError(.unsupportedControl, "'\(localizedName)' has no automatic exposure")
+                }
+                try setV4L2Value(Int(automatic), of: ID.exposureAuto)
+            } else {
+                // Locked and custom keep the exposure time automatic exposure had chosen.
+                let current = try v4l2Value(of: try require(ID.exposureAbsolute, "exposure time control").id)
+                try setV4L2Value(Int(VF_V4L2_EXPOSURE_MANUAL), of: ID.exposureAuto)
+                try setV4L2Value(current, of: ID.exposureAbsolute)
+            }
+        case .exposureDuration(let duration):
+            let control = try require(ID.exposureAbsolute, "exposure time control")
+            try setV4L2Value(Int(VF_V4L2_EXPOSURE_MANUAL), of: ID.exposureAuto)
+            try setV4L2Value(V4L2ControlMap.units(duration, of: control), of: control.id)
+        case .whiteBalanceMode(let mode):
+            if map.control(ID.autoWhiteBalance) != nil {
+                try setV4L2Value(mode == .continuousAutoWhiteBalance ? 1 : 0, of: ID.autoWhiteBalance)
+            }
+        case .whiteBalanceTemperature(let kelvin):
+            let control = try require(ID.whiteBalanceTemperature, "white-balance temperature control")
+            if map.control(ID.autoWhiteBalance) != nil { try setV4L2Value(0, of: ID.autoWhiteBalance) }
+            try setV4L2Value(V4L2ControlMap.temperatureValue(kelvin, of: control), of: control.id)
+        case .zoomFactor(let factor):
+            let control = try require(ID.zoomAbsolute, "zoom control")
+            try setV4L2Value(V4L2ControlMap.zoomValue(factor, of: control), of: control.id)
+        case .torchMode(let mode):
+            let value = mode == .on ? VF_V4L2_FLASH_LED_MODE_TORCH : VF_V4L2_FLASH_LED_MODE_NONE
+            try setV4L2Value(Int(value), of: try require(ID.flashLEDMode, "LED control").id)
+        case .powerLineFrequency(let frequency):
+            let control = try require(ID.powerLineFrequency, "power-line frequency control")
+            try setV4L2Value(Int(V4L2ControlMap.menuValue(of: frequency)), of: control.id)
         }
     }
 }

@@ -10,8 +10,8 @@ import CV4L2
 /// Thread safety: a stateless namespace.
 enum V4L2ControlQuery {
     /// Every enabled integer, boolean, menu and button control of the device.
-    static func enumerate(fd: Int32, interface: any V4L2Interface) throws(V4L2Errno) -> [CaptureDevice.Control] {
-        var controls: [CaptureDevice.Control] = []
+    static func enumerate(fd: Int32, interface: any V4L2Interface) throws(V4L2Errno) -> [V4L2Control] {
+        var controls: [V4L2Control] = []
         var query = v4l2_queryctrl()
         query.id = VF_V4L2_CTRL_FLAG_NEXT_CTRL
         while true {
@@ -28,7 +28,7 @@ enum V4L2ControlQuery {
 
     private static func describe(
         _ query: v4l2_queryctrl, fd: Int32, interface: any V4L2Interface
-    ) throws(V4L2Errno) -> CaptureDevice.Control? {
+    ) throws(V4L2Errno) -> V4L2Control? {
         guard query.flags & VF_V4L2_CTRL_FLAG_DISABLED == 0 else { return nil }
         let kind: CaptureDevice.Control.Kind
         switch query.type {
@@ -54,8 +54,8 @@ enum V4L2ControlQuery {
                 items.append(.init(value: Int(index), name: name))
             }
         }
-        return CaptureDevice.Control(
-            id: .init(rawValue: query.id), name: v4l2String(query.name), kind: kind, minimum: Int(query.minimum),
+        return V4L2Control(
+            id: query.id, name: v4l2String(query.name), kind: kind, minimum: Int(query.minimum),
             maximum: Int(query.maximum), step: Int(query.step), defaultValue: Int(query.default_value),
             menuItems: items, isReadOnly: query.flags & VF_V4L2_CTRL_FLAG_READ_ONLY != 0,
             isInactive: query.flags & VF_V4L2_CTRL_FLAG_INACTIVE != 0)

@@ -2,7 +2,7 @@
 /// inotify in production (``V4L2DevDirectory``), a ``SimulatedV4L2Bus`` in tests.
 ///
 /// Thread safety: implementations must accept calls from any thread.
-protocol V4L2DeviceDirectory: Sendable {
+package protocol V4L2DeviceDirectory: Sendable {
     /// The paths of the video device nodes present now (`/dev/video0`, …), in a stable order.
     func videoNodes() -> [String]
     /// Starts calling `onChange` (on any thread, possibly the caller's) whenever a video node may
@@ -13,7 +13,7 @@ protocol V4L2DeviceDirectory: Sendable {
 
 extension V4L2DeviceDirectory {
     /// Sorts `video10` after `video9`.
-    static func sortedNumerically(_ paths: [String]) -> [String] {
+    package static func sortedNumerically(_ paths: [String]) -> [String] {
         func number(_ path: String) -> Int {
             Int(path.reversed().prefix { $0.isNumber }.reversed().map(String.init).joined()) ?? 0
         }

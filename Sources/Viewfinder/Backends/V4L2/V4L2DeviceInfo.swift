@@ -66,7 +66,7 @@ struct V4L2DeviceInfo: Sendable, Hashable {
                 var format = CaptureDevice.Format(
                     pixelFormat: pixelFormat, width: Int(width), height: Int(height), frameRateRanges: rates,
                     isEmulated: emulated)
-                format.backendPixelFormat = description.pixelformat
+                format.backendCode = description.pixelformat
                 formats.append(format)
             }
         }

@@ -19,12 +19,12 @@ import Synchronization
 /// camera in the same port; drivers without bus info fall back to card name and node.
 ///
 /// Thread safety: all members may be used from any thread; scans are serialised.
-final class V4L2DeviceProvider: MonitoringDeviceProvider {
+package final class V4L2DeviceProvider: MonitoringDeviceProvider {
     let directory: any V4L2DeviceDirectory
     let interface: any V4L2Interface
     /// Buffers each camera asks the driver for when streaming.
     let bufferCount: Int
-    var sortOrder: Int { 0 }
+    package var sortOrder: Int { 0 }
 
     private struct State {
         /// Every camera seen, present or not, by unique ID.
@@ -41,7 +41,7 @@ final class V4L2DeviceProvider: MonitoringDeviceProvider {
     private let scanning = NSLock()
 
     /// A provider scanning `directory` through `interface` (default: `/dev` through libv4l2).
-    init(
+    package init(
         directory: any V4L2DeviceDirectory = V4L2DevDirectory(), interface: any V4L2Interface = LibV4L2Interface(),
         bufferCount: Int = 4
     ) {
@@ -50,13 +50,13 @@ final class V4L2DeviceProvider: MonitoringDeviceProvider {
         self.bufferCount = bufferCount
     }
 
-    func discoverBackends() -> [any DeviceBackend] {
+    package func discoverBackends() -> [any DeviceBackend] {
         let mustScan = state.withLock { !$0.isWatching || $0.needsScan }
         if mustScan { rescan() }
         return state.withLock { $0.present }
     }
 
-    func startMonitoring(_ handler: @escaping @Sendable (DeviceChanges) -> Void) {
+    package func startMonitoring(_ handler: @escaping @Sendable (DeviceChanges) -> Void) {
         state.withLock { $0.handler = handler }
         let watching = directory.watch { [weak self] in self?.directoryDidChange() }
         state.withLock { $0.isWatching = watching }
@@ -64,7 +64,7 @@ final class V4L2DeviceProvider: MonitoringDeviceProvider {
 
     /// Problems met by the last scan on nodes that could not be examined (e.g. permission
     /// denied: the user is not in the `video` group).
-    var scanProblems: [CaptureError] { state.withLock { $0.problems } }
+    package var scanProblems: [CaptureError] { state.withLock { $0.problems } }
 
     private func directoryDidChange() {
         state.withLock { $0.needsScan = true }

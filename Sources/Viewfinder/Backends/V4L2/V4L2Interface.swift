@@ -3,12 +3,13 @@
 #endif
 
 /// The `errno` of a failed call through a ``V4L2Interface``.
-struct V4L2Errno: Error, Sendable, Hashable, CustomStringConvertible {
+package struct V4L2Errno: Error, Sendable, Hashable, CustomStringConvertible {
     /// The `errno` value (`ENODEV`, `EAGAIN`, …).
-    var code: Int32
-    init(_ code: Int32) { self.code = code }
+    package var code: Int32
+    /// The error for `errno` value `code`.
+    package init(_ code: Int32) { self.code = code }
 
-    var description: String { "errno \(code): \(String(cString: strerror(code)))" }
+    package var description: String { "errno \(code): \(String(cString: strerror(code)))" }
 }
 
 /// The one small interface through which the V4L2 backend reaches a device: open, close, ioctl,
@@ -20,7 +21,7 @@ struct V4L2Errno: Error, Sendable, Hashable, CustomStringConvertible {
 /// runs against both.
 ///
 /// Thread safety: implementations must accept calls from any thread, as the kernel does.
-protocol V4L2Interface: Sendable {
+package protocol V4L2Interface: Sendable {
     /// Opens the device node at `path` (`O_RDWR | O_NONBLOCK` is what the backend passes).
     func open(_ path: String, flags: Int32) throws(V4L2Errno) -> Int32
     /// Closes a descriptor from ``open(_:flags:)``. Mappings made through it stay valid until unmapped.
@@ -38,7 +39,7 @@ protocol V4L2Interface: Sendable {
 
 extension V4L2Interface {
     /// Performs `request` on a Swift value of the request's structure type.
-    func ioctl<Argument>(_ fd: Int32, _ request: UInt, _ argument: inout Argument) throws(V4L2Errno) {
+    package func ioctl<Argument>(_ fd: Int32, _ request: UInt, _ argument: inout Argument) throws(V4L2Errno) {
         let result: Result<Void, V4L2Errno> = withUnsafeMutableBytes(of: &argument) { bytes in
             do throws(V4L2Errno) {
                 try ioctl(fd, request, bytes.baseAddress!)
@@ -52,7 +53,7 @@ extension V4L2Interface {
 }
 
 /// Reads a NUL-terminated C character array imported as a tuple (`v4l2_capability.card`, …).
-func v4l2String<Tuple>(_ tuple: Tuple) -> String {
+package func v4l2String<Tuple>(_ tuple: Tuple) -> String {
     withUnsafeBytes(of: tuple) { bytes in
         let end = bytes.firstIndex(of: 0) ?? bytes.count
         return String(decoding: bytes[..<end], as: UTF8.self)
@@ -60,7 +61,7 @@ func v4l2String<Tuple>(_ tuple: Tuple) -> String {
 }
 
 /// Writes `string` into a C character array imported as a tuple, NUL-terminated and truncated to fit.
-func setV4L2String<Tuple>(_ tuple: inout Tuple, _ string: String) {
+package func setV4L2String<Tuple>(_ tuple: inout Tuple, _ string: String) {
     withUnsafeMutableBytes(of: &tuple) { bytes in
         bytes.initializeMemory(as: UInt8.self, repeating: 0)
         for (index, byte) in string.utf8.prefix(bytes.count - 1).enumerated() { bytes[index] = byte }

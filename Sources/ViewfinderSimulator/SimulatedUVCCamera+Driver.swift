@@ -1,5 +1,6 @@
 import CV4L2
 import Foundation
+import Viewfinder
 
 #if canImport(Glibc)
     import Glibc

@@ -1,6 +1,7 @@
 import CV4L2
 import Foundation
 import Synchronization
+import Viewfinder
 
 /// An in-process USB webcam that behaves as the V4L2 specification and the `uvcvideo` driver do,
 /// for running Viewfinder's real V4L2 backend without hardware. Plug it into a

@@ -1,3 +1,5 @@
+import Viewfinder
+
 /// A camera's formats as `v4l2-ctl --list-formats-ext` prints them (the form users paste into bug
 /// reports), parsed: each format's FourCC, flags, sizes (discrete or stepwise) and the frame
 /// intervals per size. Optional `Card type`, `Driver name` and `Bus info` lines (as

@@ -1,3 +1,5 @@
+import Viewfinder
+
 /// The format listing of a USB webcam modelled on the Logitech C920 (USB 2 bandwidth caps raw YUYV at
 /// large sizes; MJPG keeps 30 fps), as `v4l2-ctl --list-formats-ext` prints it.
 extension SimulatedUVCCamera {

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Viewfinder
 
 #if canImport(Glibc)
     import Glibc
@@ -98,7 +99,7 @@ public final class SimulatedV4L2Bus: Sendable {
 
     /// The capture devices of the cameras plugged in now, in node order.
     public var devices: [CaptureDevice] {
-        registry.devices().filter { $0.backend is V4L2CameraBackend }
+        registry.devices().filter { $0.devicePath != nil }
     }
 
     /// The capture device of `camera`, if it is plugged in.

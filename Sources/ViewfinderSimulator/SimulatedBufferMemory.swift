@@ -1,3 +1,5 @@
+import Viewfinder
+
 /// The memory of one simulated driver buffer: allocated when the application requests buffers,
 /// kept alive by the driver's queue and by every mapping of it (as the kernel's videobuf2 does),
 /// freed when the last of them lets go.
