@@ -138,7 +138,7 @@ extension CaptureDevice {
         guard isExposureModeSupported(.custom), let control = control(.exposureTime) else {
             throw unsupportedControl("manual exposure control")
         }
-        let units = Int((duration.seconds * 10_000).rounded())
+        let units = duration.isNumeric ? Int(exactly: (duration.seconds * 10_000).rounded()) ?? Int.max : Int.min
         guard duration.isValid, units >= control.minimum, units <= control.maximum else {
             throw CaptureError(
                 .invalidArgument,
