@@ -234,4 +234,16 @@ struct MediaTimeCoreMediaTests {
         #expect(!MediaTime(value: 1, timescale: 3).convertScale(0, method: .default).isValid)
         #expect(!MediaTime(value: 1, timescale: 3).convertScale(9, method: .default).hasBeenRounded)
     }
+
+    @Test(
+        "a custom exposure of a non-numeric duration is a typed error, not a trap",
+        arguments: [MediaTime.invalid, .indefinite, .positiveInfinity, .negativeInfinity])
+    func exposureOfNonNumericDuration(duration: MediaTime) throws {
+        let rig = try SimulatedRig()
+        let device = try rig.device
+        try device.lockForConfiguration()
+        defer { device.unlockForConfiguration() }
+        #expect(throws: CaptureError.self) { try device.setExposureModeCustom(duration: duration) }
+        #expect(device.exposureMode == .continuousAutoExposure, "a refused duration changes nothing")
+    }
 }
