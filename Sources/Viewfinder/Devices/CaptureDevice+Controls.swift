@@ -119,7 +119,7 @@ extension CaptureDevice {
             throw unsupportedControl("manual exposure control")
         }
         // Compared in seconds: the device's steps may not be representable in the caller's timescale.
-        guard duration.isValid, duration.seconds >= range.lowerBound.seconds - 1e-9,
+        guard duration.isNumeric, duration.seconds >= range.lowerBound.seconds - 1e-9,
             duration.seconds <= range.upperBound.seconds + 1e-9
         else {
             throw CaptureError(

@@ -17,6 +17,17 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
         rawValue = bytes.reduce(0) { $0 << 8 | UInt32($1) }
     }
 
+    /// The known format with Core Video's pixel format type `osType` (e.g.
+    /// `kCVPixelFormatType_32BGRA`), or `nil` when Viewfinder does not know its layout.
+    public init?(osType: OSType) {
+        let format = PixelFormat(rawValue: osType)
+        guard format.isKnown else { return nil }
+        self = format
+    }
+
+    /// The format's Core Video pixel format type: its four-character code.
+    public var osType: OSType { rawValue }
+
     /// 32-bit BGRA, one plane, 8 bits a channel in memory order B, G, R, A
     /// (`kCVPixelFormatType_32BGRA`; libyuv calls this layout "ARGB").
     public static let bgra = PixelFormat(fourCCLiteral: "BGRA")

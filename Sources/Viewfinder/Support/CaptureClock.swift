@@ -69,10 +69,12 @@ public final class ManualClock: CaptureClock {
         condition.unlock()
     }
 
-    /// Sets the clock to `time` (ignored if earlier than now) and wakes everything waiting on it.
+    /// Sets the clock to `time` (ignored if earlier than now or not numeric) and wakes everything
+    /// waiting on it.
     public func advance(to time: MediaTime) {
         condition.lock()
-        state.withLock { if time > $0.now { $0.now = time } }
+        // Invalid and indefinite sort after every time: only a numeric time moves the clock.
+        state.withLock { if time.isNumeric, time > $0.now { $0.now = time } }
         condition.broadcast()
         condition.unlock()
     }
@@ -104,7 +106,9 @@ public final class ManualClock: CaptureClock {
         }
         while true {
             if isCancelled() { return false }
-            if now() >= deadline { return true }
+            // An invalid or indefinite deadline has passed already, as for HostClock (whose
+            // remaining time is then 0), though both sort after every numeric time.
+            if !deadline.isValid || deadline.isIndefinite || now() >= deadline { return true }
             if !sleeping {
                 sleeping = true
                 state.withLock { $0.sleepers.append(deadline) }
