@@ -78,6 +78,38 @@ struct AudioALSATests {
         #expect(Array(received.prefix(expected.count)) == expected)
     }
 
+    @Test("a file captured at 48 kHz and converted to 44.1 kHz keeps its tone within tolerance")
+    func fileResampled() throws {
+        let frames = 48_000
+        let tone = AudioTestSignal.sine(frequency: 1000, amplitude: 0.5, rate: 48_000, frames: frames)
+        let url = try AudioTestSignal.temporaryFile(AudioTestSignal.bytes(of: tone))
+        defer { try? FileManager.default.removeItem(at: url) }
+        let mic = microphone(reading: url)
+        let sink = RecordingAudioSink(framesWanted: frames)
+        let format = try mic.startCapture(
+            format: AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .float32), framesPerChunk: 1024,
+            sink: sink)
+        #expect(sink.enough.wait(timeout: .now() + 20) == .success)
+        mic.stopCapture()
+        let target = AudioFormat(sampleRate: 44_100, channelCount: 1, sampleFormat: .int16)
+        let converter = try AudioConverter(from: format, to: target)
+        var output: [Float] = []
+        for received in sink.chunks where received.sampleIndex < UInt64(frames) {
+            let chunk = received.bytes.withUnsafeBytes { raw in
+                AudioChunk(
+                    buffer: PCMBuffer(copying: raw), frameCount: received.frameCount, format: format,
+                    presentationTime: received.presentationTime, sampleIndex: received.sampleIndex,
+                    framesLostBefore: 0, hostArrivalTime: received.presentationTime)
+            }
+            try converter.convert(chunk).map { out in
+                out.withSamples(as: Int16.self) { output += $0.map { Float($0) / 32768 } }
+            }
+        }
+        let steady = Array(output[4410..<39_690])
+        #expect(abs(AudioConverterTests.frequency(of: steady, rate: 44_100) - 1000) < 0.5)
+        #expect(abs(AudioConverterTests.rms(steady) - 0.5 / 2.0.squareRoot()) < 0.005)
+    }
+
     @Test("a consumer holding every buffer loses whole periods, counted, and the index skips them")
     func exhaustedPoolCountsLostFrames() throws {
         let channels = 1
@@ -102,7 +134,8 @@ struct AudioALSATests {
         #expect(gap == 2)
         let previous = chunks[gap - 1]
         let after = chunks[gap]
-        #expect(after.sampleIndex == previous.sampleIndex + UInt64(previous.frameCount) + UInt64(after.framesLostBefore))
+        #expect(
+            after.sampleIndex == previous.sampleIndex + UInt64(previous.frameCount) + UInt64(after.framesLostBefore))
         // The held buffers come back at the first loss, so exactly one period was discarded.
         #expect(after.framesLostBefore == losses[0].frames)
         #expect(losses[0].frames == previous.frameCount)

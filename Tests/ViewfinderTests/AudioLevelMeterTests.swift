@@ -14,7 +14,8 @@ struct AudioLevelMeterTests {
         case .float32: return AudioTestSignal.bytes(of: interleaved)
         case .int16: return AudioTestSignal.bytes(of: interleaved.map { Int16(clamping: Int(($0 * 32767).rounded())) })
         case .int32:
-            return AudioTestSignal.bytes(of: interleaved.map { Int32(clamping: Int64((Double($0) * 2_147_483_647).rounded())) })
+            return AudioTestSignal.bytes(
+                of: interleaved.map { Int32(clamping: Int64((Double($0) * 2_147_483_647).rounded())) })
         }
     }
 
@@ -38,7 +39,8 @@ struct AudioLevelMeterTests {
     func minusTwenty(sampleFormat: AudioFormat.SampleFormat) throws {
         let format = AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: sampleFormat)
         var meter = AudioLevelMeter(sampleRate: 48_000)
-        let level = try #require(Self.levels(Self.sineBytes(amplitude: 0.1, format: format), format: format, meter: &meter).first)
+        let level = try #require(
+            Self.levels(Self.sineBytes(amplitude: 0.1, format: format), format: format, meter: &meter).first)
         #expect(abs(level.averagePowerLevel - (-23.0103)) < 0.01)
         #expect(abs(level.peakHoldLevel - (-20)) < 0.01)
     }

@@ -7,7 +7,9 @@ import Testing
 struct AudioVirtualMicrophoneTests {
     static let mono48k = AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .float32)
 
-    @Test("paced by a manual clock: one chunk per chunk duration, every sample once, in order, read back from the markers")
+    @Test(
+        "paced by a manual clock: one chunk per chunk duration, every sample once, in order, read back from the markers"
+    )
     func pacedEverySampleOnce() throws {
         let clock = ManualClock(start: MediaTime(seconds: 5))
         let mic = VirtualMicrophone(configuration: .init(clock: clock))
@@ -25,7 +27,8 @@ struct AudioVirtualMicrophoneTests {
         let signal = try #require(mic.signal)
         for (k, chunk) in chunks.enumerated() {
             #expect(chunk.sampleIndex == UInt64(k * 480))
-            #expect(chunk.presentationTime == MediaTime(seconds: 5) + MediaTime(value: Int64(k * 480), timescale: 48_000))
+            #expect(
+                chunk.presentationTime == MediaTime(seconds: 5) + MediaTime(value: Int64(k * 480), timescale: 48_000))
             let samples = chunk.bytes.withUnsafeBytes { VirtualMicrophoneSignal.samples(of: $0, format: Self.mono48k) }
             #expect(VirtualMicrophoneSignal.readSampleIndex(from: samples) == chunk.sampleIndex)
             let expected = (0..<480).map { signal.value(at: chunk.sampleIndex + UInt64($0)) }
@@ -77,7 +80,8 @@ struct AudioVirtualMicrophoneTests {
     func clickAtTime() throws {
         let clock = ManualClock()
         let clickTime = MediaTime(value: 500_500_000, timescale: 1_000_000_000)  // 0.5005 s
-        let mic = VirtualMicrophone(configuration: .init(clock: clock, isPaced: false, frameLimit: 48_000, clickTimes: [clickTime]))
+        let mic = VirtualMicrophone(
+            configuration: .init(clock: clock, isPaced: false, frameLimit: 48_000, clickTimes: [clickTime]))
         let sink = RecordingAudioSink(framesWanted: 48_000)
         let format = AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .int16)
         _ = try mic.startCapture(format: format, framesPerChunk: 512, sink: sink)

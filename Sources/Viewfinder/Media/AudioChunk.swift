@@ -77,9 +77,10 @@ final class PCMBuffer: @unchecked Sendable {  // written once by its producer be
         self.slot = slot
     }
 
-    /// A buffer of its own holding a copy of `bytes` (tests, one-off conversions).
-    init(copying bytes: UnsafeRawBufferPointer) {
-        capacity = max(1, bytes.count)
+    /// A buffer of its own of at least `capacity` bytes, starting with a copy of `bytes`
+    /// (tests, one-off conversions).
+    init(copying bytes: UnsafeRawBufferPointer, capacity minimum: Int = 0) {
+        capacity = max(1, bytes.count, minimum)
         memory = UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 64)
         if let base = bytes.baseAddress, !bytes.isEmpty { memory.copyMemory(from: base, byteCount: bytes.count) }
         pool = nil

@@ -53,9 +53,11 @@ struct AudioLevelMeter: Sendable {
     /// Measures `frameCount` interleaved frames of `format` at `bytes` and returns each
     /// channel's levels (average of this buffer, peak held across buffers). Non-interleaved or
     /// short input measures what is there; an empty buffer reads silence.
-    mutating func measure(_ bytes: UnsafeRawBufferPointer, format: AudioFormat, frameCount: Int) -> [AudioChannelLevel] {
+    mutating func measure(_ bytes: UnsafeRawBufferPointer, format: AudioFormat, frameCount: Int) -> [AudioChannelLevel]
+    {
         let channels = max(0, format.channelCount)
-        let frames = max(0, min(frameCount, bytes.count / max(1, format.sampleFormat.bytesPerSample * max(1, channels))))
+        let frames = max(
+            0, min(frameCount, bytes.count / max(1, format.sampleFormat.bytesPerSample * max(1, channels))))
         if held.count != channels { held = Array(repeating: (0, Int.max / 2), count: channels) }
         var sums = [Double](repeating: 0, count: channels)
         var peaks = [Double](repeating: 0, count: channels)

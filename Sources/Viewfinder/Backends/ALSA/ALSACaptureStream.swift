@@ -130,7 +130,9 @@ final class ALSACaptureStream: Sendable {
                 }
                 let arrival = host.now()
                 // The first frame read was captured `available` frames before the timestamp.
-                let measured = stamp.map { $0.nanoseconds - Int64($0.available) * 1_000_000_000 / Int64(format.sampleRate) }
+                let measured = stamp.map {
+                    $0.nanoseconds - Int64($0.available) * 1_000_000_000 / Int64(format.sampleRate)
+                }
                 guard let buffer else {
                     timeline.skip(frames: read, measured: measured)
                     lostBeforeNext += read

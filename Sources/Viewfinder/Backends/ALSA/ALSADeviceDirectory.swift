@@ -33,7 +33,8 @@ enum ALSADeviceDirectory {
                 guard let name = take(snd_device_name_get_hint(hint, "NAME")) else { continue }
                 let direction = take(snd_device_name_get_hint(hint, "IOID"))
                 guard direction == nil || direction == "Input", name != "null" else { continue }
-                devices.append(ALSADeviceInfo(name: name, description: take(snd_device_name_get_hint(hint, "DESC")) ?? ""))
+                devices.append(
+                    ALSADeviceInfo(name: name, description: take(snd_device_name_get_hint(hint, "DESC")) ?? ""))
             }
         }
         if !devices.contains(where: { $0.name == "default" }) {

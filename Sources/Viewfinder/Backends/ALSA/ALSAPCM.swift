@@ -85,7 +85,8 @@ final class ALSAPCM: @unchecked Sendable {  // handed to the capture thread once
     /// Whether the PCM takes exactly `format` (interleaved).
     func supports(_ format: AudioFormat) -> Bool {
         guard let handle, format.isValid, format.isInterleaved else { return false }
-        return vf_alsa_supports(handle, Self.alsaFormat(format.sampleFormat), UInt32(format.sampleRate), UInt32(format.channelCount)) == 1
+        return vf_alsa_supports(
+            handle, Self.alsaFormat(format.sampleFormat), UInt32(format.sampleRate), UInt32(format.channelCount)) == 1
     }
 
     /// The negotiated stream: format and period / buffer sizes in frames.
@@ -101,7 +102,8 @@ final class ALSAPCM: @unchecked Sendable {  // handed to the capture thread once
         guard let handle else { throw closedError() }
         try format.validate()
         guard format.isInterleaved else {
-            throw CaptureError(.unsupportedFormat, "ALSA capture delivers interleaved PCM: ask for an interleaved format")
+            throw CaptureError(
+                .unsupportedFormat, "ALSA capture delivers interleaved PCM: ask for an interleaved format")
         }
         var rate = UInt32(format.sampleRate)
         var channels = UInt32(format.channelCount)

@@ -41,7 +41,8 @@ extension CaptureError {
                 .ioError, "input/output error \(action) ALSA device '\(name)': check the device and its cable",
                 errno: code)
         default:
-            return CaptureError(.systemError, "\(action) ALSA device '\(name)' failed: \(detail)", errno: code > 0 ? code : nil)
+            return CaptureError(
+                .systemError, "\(action) ALSA device '\(name)' failed: \(detail)", errno: code > 0 ? code : nil)
         }
     }
 }

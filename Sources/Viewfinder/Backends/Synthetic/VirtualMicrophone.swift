@@ -158,7 +158,8 @@ final class VirtualMicrophone: AudioCaptureSource {
         }
         try format.validate()
         guard formats.contains(format) else {
-            throw CaptureError(.unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+            throw CaptureError(
+                .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
         }
         guard framesPerChunk > 0 else {
             throw CaptureError(.invalidArgument, "audio chunks need at least one frame, got \(framesPerChunk)")

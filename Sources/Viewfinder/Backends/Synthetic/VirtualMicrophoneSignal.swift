@@ -149,7 +149,8 @@ struct VirtualMicrophoneSignal: Sendable, Hashable {
             switch format.sampleFormat {
             case .float32: return bytes.loadUnaligned(fromByteOffset: position * 4, as: Float.self)
             case .int16: return Float(bytes.loadUnaligned(fromByteOffset: position * 2, as: Int16.self)) / 32768
-            case .int32: return Float(Double(bytes.loadUnaligned(fromByteOffset: position * 4, as: Int32.self)) / 2_147_483_648)
+            case .int32:
+                return Float(Double(bytes.loadUnaligned(fromByteOffset: position * 4, as: Int32.self)) / 2_147_483_648)
             }
         }
     }
