@@ -211,6 +211,30 @@ struct AudioALSATests {
         #expect(Set(devices.map(\.name)).count == devices.count)
     }
 
+    /// Whether this machine has an ALSA capture device node.
+    static let hasSoundCard: Bool = {
+        let nodes = (try? FileManager.default.contentsOfDirectory(atPath: "/dev/snd")) ?? []
+        return nodes.contains { $0.hasPrefix("pcmC") && $0.hasSuffix("c") }
+    }()
+
+    @Test(
+        "a real sound card captures through 'default' (runs only where /dev/snd has a capture device)",
+        .enabled(if: hasSoundCard))
+    func hardwareDefault() throws {
+        let mic = ALSAMicrophone(pcmName: "default")
+        let sink = RecordingAudioSink(framesWanted: 4800)
+        let format = try mic.startCapture(
+            format: AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .int16), framesPerChunk: 480,
+            sink: sink)
+        #expect(sink.enough.wait(timeout: .now() + 10) == .success)
+        mic.stopCapture()
+        #expect(sink.errors.isEmpty)
+        let chunks = sink.chunks
+        #expect(chunks.allSatisfy { $0.format == format })
+        let now = HostClock().now()
+        #expect(chunks.allSatisfy { abs(($0.presentationTime - now).seconds) < 30 })
+    }
+
     @Test("configuration strings are quoted safely")
     func quoting() {
         #expect(ALSAConfigurationText.quoted(#"a"b\c"#) == #""a\"b\\c""#)

@@ -124,10 +124,13 @@ struct AudioChunk: Sendable {
     }
 
     /// Runs `body` on the samples as `T` (`Int16`, `Int32` or `Float`, matching the format),
-    /// interleaved: `frameCount * channelCount` values.
+    /// interleaved: `frameCount * channelCount` values; an empty buffer when `T`'s size does not
+    /// match the sample format.
     func withSamples<T, R>(as type: T.Type, _ body: (UnsafeBufferPointer<T>) throws -> R) rethrows -> R {
+        guard MemoryLayout<T>.size == format.sampleFormat.bytesPerSample else {
+            return try body(UnsafeBufferPointer(start: nil, count: 0))
+        }
         let count = frameCount * format.channelCount
-        precondition(MemoryLayout<T>.size == format.sampleFormat.bytesPerSample, "sample type does not match format")
         return try body(UnsafeBufferPointer(start: buffer.memory.assumingMemoryBound(to: T.self), count: count))
     }
 }
