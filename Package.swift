@@ -27,9 +27,20 @@ let package = Package(
             name: "CYUV",
             linkerSettings: [.linkedLibrary("yuv")]
         ),
+        // alsa-lib (microphones): plug-in and configuration calls use alloca macros and a
+        // variadic error handler, so they sit behind a few C functions.
+        .target(
+            name: "CALSA",
+            linkerSettings: [.linkedLibrary("asound")]
+        ),
+        // libswresample (audio format, rate and channel conversion).
+        .target(
+            name: "CSwresample",
+            linkerSettings: [.linkedLibrary("swresample"), .linkedLibrary("avutil")]
+        ),
         .target(
             name: "Viewfinder",
-            dependencies: ["CV4L2", "CSwscale", "CYUV"]
+            dependencies: ["CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample"]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
         // do not compile it in.

@@ -1,0 +1,264 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Viewfinder's built-in virtual microphone ("Test Tone Microphone"): a device that captures a
+/// ``VirtualMicrophoneSignal`` — a tone whose marker bursts spell the running sample count,
+/// plus clicks at chosen presentation times — so audio paths run and are tested on a machine
+/// with no sound card.
+///
+/// Chunks are paced by an injected ``CaptureClock`` (``HostClock`` for real time, a
+/// ``ManualClock`` for exact tests): chunk *k* of *F* frames is delivered once the clock reaches
+/// the time of its last frame, `start + (k + 1)·F / rate`, and stamped with the time of its
+/// first, `start + k·F / rate`, where `start` is the clock's time when capture began. Unpaced
+/// (`isPaced = false`) it produces as fast as buffers free up, timestamps unchanged. Like a
+/// sound card it fills a fixed pool of buffers; when every buffer is held downstream the chunk
+/// is lost and reported (``AudioLossReason/outOfBuffers``) and the sample count moves on.
+///
+/// A click at presentation time *t* starts at the first sample stamped at or after *t*, so it
+/// can be lined up with the virtual camera's flash frame on the same clock.
+///
+/// Thread safety: all members may be used from any thread.
+final class VirtualMicrophone: AudioCaptureSource {
+    /// How the microphone behaves.
+    struct Configuration: Sendable {
+        /// The device's name.
+        var name: String
+        /// The device's unique ID (default: one made up for this instance).
+        var uniqueID: String?
+        /// The clock that paces chunks and stamps them.
+        var clock: any CaptureClock
+        /// `true`: one chunk per chunk duration of `clock`. `false`: as fast as buffers free up.
+        var isPaced: Bool
+        /// Stop after this many frames (lost ones included); `nil` for no end.
+        var frameLimit: Int?
+        /// Pooled chunk buffers.
+        var bufferCount: Int
+        /// The tone's frequency in hertz.
+        var toneFrequency: Double
+        /// The tone's peak level in dBFS (at most −20 while markers are on).
+        var toneLevel: Float
+        /// Whether marker bursts encode the sample count (`false`: a pure tone).
+        var hasMarkers: Bool
+        /// Presentation times (on `clock`) at which clicks start.
+        var clickTimes: [MediaTime]
+        /// The formats offered.
+        var formats: [AudioFormat]
+
+        /// A configuration; every parameter has the default of the built-in microphone.
+        init(
+            name: String = "Test Tone Microphone", uniqueID: String? = nil, clock: any CaptureClock = HostClock(),
+            isPaced: Bool = true, frameLimit: Int? = nil, bufferCount: Int = 8, toneFrequency: Double = 1000,
+            toneLevel: Float = -20, hasMarkers: Bool = true, clickTimes: [MediaTime] = [],
+            formats: [AudioFormat] = VirtualMicrophone.standardFormats
+        ) {
+            self.name = name
+            self.uniqueID = uniqueID
+            self.clock = clock
+            self.isPaced = isPaced
+            self.frameLimit = frameLimit
+            self.bufferCount = bufferCount
+            self.toneFrequency = toneFrequency
+            self.toneLevel = toneLevel
+            self.hasMarkers = hasMarkers
+            self.clickTimes = clickTimes
+            self.formats = formats
+        }
+    }
+
+    /// Interleaved int16, int32 and float32 at 48, 44.1 and 16 kHz, mono and stereo.
+    static let standardFormats: [AudioFormat] = AudioFormat.SampleFormat.allCases.flatMap { sampleFormat in
+        [48_000, 44_100, 16_000].flatMap { rate in
+            [1, 2].map { AudioFormat(sampleRate: rate, channelCount: $0, sampleFormat: sampleFormat) }
+        }
+    }
+
+    enum Injection: Sendable {
+        case fail(CaptureError)
+        case disconnect
+    }
+
+    let configuration: Configuration
+    let uniqueID: String
+    var localizedName: String { configuration.name }
+    var formats: [AudioFormat] { configuration.formats }
+
+    private static let counter = Atomic<Int>(0)
+
+    private struct State {
+        var thread: CaptureThread?
+        var produced = 0
+        var lost = 0
+        var finished = false
+        var pending: Injection?
+        var connected = true
+        var start: MediaTime = .invalid
+        var signal: VirtualMicrophoneSignal?
+    }
+    private let state = Mutex(State())
+    private let finishCondition = NSCondition()
+
+    /// A virtual microphone configured by `configuration`.
+    init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let serial = Self.counter.add(1, ordering: .relaxed).newValue
+        uniqueID = configuration.uniqueID ?? "viewfinder.virtual.microphone.\(serial)"
+    }
+
+    var isConnected: Bool { state.withLock { $0.connected } }
+
+    /// Frames produced in the current or last stream (lost ones included).
+    var framesProduced: Int { state.withLock { $0.produced } }
+
+    /// Frames lost because every buffer was held, in the current or last stream.
+    var framesLost: Int { state.withLock { $0.lost } }
+
+    /// The clock time the current or last stream started at (sample 0's presentation time).
+    var streamStart: MediaTime { state.withLock { $0.start } }
+
+    /// The signal of the current or last stream (what every sample should be).
+    var signal: VirtualMicrophoneSignal? { state.withLock { $0.signal } }
+
+    /// Makes the running stream fail with `error` at its next chunk.
+    func simulateFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
+
+    /// Unplugs the microphone: the stream fails with ``CaptureError/Code/deviceDisconnected``.
+    func simulateDisconnect() { state.withLock { $0.pending = .disconnect } }
+
+    /// Plugs the microphone back in.
+    func simulateReconnect() { state.withLock { $0.connected = true } }
+
+    /// Waits until a microphone with a frame limit has produced its last frame.
+    func waitUntilFinished(timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        finishCondition.lock()
+        defer { finishCondition.unlock() }
+        while !state.withLock({ $0.finished }) {
+            if !finishCondition.wait(until: deadline) { return state.withLock { $0.finished } }
+        }
+        return true
+    }
+
+    /// The stream position of the first sample stamped at or after `time`, for a stream that
+    /// started at `start` with `rate` frames per second; `nil` for times before the start.
+    static func sampleIndex(at time: MediaTime, start: MediaTime, rate: Int) -> UInt64? {
+        guard time.isValid, start.isValid, time >= start else { return nil }
+        let nanoseconds = (time - start).nanoseconds
+        let (high, low) = nanoseconds.multipliedFullWidth(by: Int64(rate))
+        let division = Int64(1_000_000_000).dividingFullWidth((high, low))
+        return UInt64(division.quotient) + (division.remainder > 0 ? 1 : 0)
+    }
+
+    func startCapture(format: AudioFormat, framesPerChunk: Int, sink: AudioStreamSink) throws(CaptureError)
+        -> AudioFormat
+    {
+        guard isConnected else {
+            throw CaptureError(
+                .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
+        }
+        try format.validate()
+        guard formats.contains(format) else {
+            throw CaptureError(
+                .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+        }
+        guard framesPerChunk > 0 else {
+            throw CaptureError(.invalidArgument, "audio chunks need at least one frame, got \(framesPerChunk)")
+        }
+        let pool = try PCMBufferPool(
+            bytesPerBuffer: framesPerChunk * format.bytesPerFrame, capacity: max(1, configuration.bufferCount))
+        let start = configuration.clock.now()
+        let clicks = configuration.clickTimes.compactMap {
+            Self.sampleIndex(at: $0, start: start, rate: format.sampleRate)
+        }
+        let signal = VirtualMicrophoneSignal(
+            sampleRate: format.sampleRate, toneFrequency: configuration.toneFrequency,
+            toneLevel: configuration.toneLevel, hasMarkers: configuration.hasMarkers, clickIndices: clicks)
+        stopCapture()
+        state.withLock {
+            $0.produced = 0
+            $0.lost = 0
+            $0.finished = false
+            $0.start = start
+            $0.signal = signal
+        }
+        let thread = CaptureThread(name: "viewfinder.virtual-microphone") { [self] thread in
+            run(
+                format: format, framesPerChunk: framesPerChunk, start: start, signal: signal, pool: pool, sink: sink,
+                isCancelled: { thread.isCancelled })
+        }
+        state.withLock { $0.thread = thread }
+        return format
+    }
+
+    func stopCapture() {
+        let thread = state.withLock { state in
+            defer { state.thread = nil }
+            return state.thread
+        }
+        thread?.stop()
+    }
+
+    private func markFinished() {
+        finishCondition.lock()
+        state.withLock { $0.finished = true }
+        finishCondition.broadcast()
+        finishCondition.unlock()
+    }
+
+    private func run(
+        format: AudioFormat, framesPerChunk: Int, start: MediaTime, signal: VirtualMicrophoneSignal,
+        pool: PCMBufferPool, sink: AudioStreamSink, isCancelled: () -> Bool
+    ) {
+        let clock = configuration.clock
+        let host = HostClock()
+        var index: UInt64 = 0
+        var lostBefore = 0
+        defer { markFinished() }
+        while !isCancelled() {
+            var frames = framesPerChunk
+            if let limit = configuration.frameLimit {
+                guard index < UInt64(limit) else { return }
+                frames = min(frames, limit - Int(index))
+            }
+            let chunkStart = start + format.duration(ofFrames: Int(index))
+            if configuration.isPaced {
+                let deadline = start + format.duration(ofFrames: Int(index) + frames)
+                guard clock.wait(until: deadline, isCancelled: isCancelled) else { return }
+            }
+            let injection: Injection? = state.withLock { state in
+                defer { state.pending = nil }
+                if state.pending == nil { state.produced += frames }
+                return state.pending
+            }
+            switch injection {
+            case .fail(let error):
+                sink.audioStreamDidFail(error)
+                return
+            case .disconnect:
+                state.withLock { $0.connected = false }
+                sink.audioStreamDidFail(
+                    CaptureError(
+                        .deviceDisconnected,
+                        "'\(localizedName)' was disconnected while capturing: reconnect it; the session resumes when it returns",
+                        errno: ENODEV))
+                return
+            case nil:
+                break
+            }
+            let current = index
+            index += UInt64(frames)
+            guard let buffer = pool.makeBuffer() else {
+                state.withLock { $0.lost += frames }
+                lostBefore += frames
+                sink.audioStreamDidLose(frames: frames, reason: .outOfBuffers)
+                continue
+            }
+            signal.render(from: current, frames: frames, format: format, into: buffer.memory)
+            sink.audioStreamDidCapture(
+                AudioChunk(
+                    buffer: buffer, frameCount: frames, format: format, presentationTime: chunkStart,
+                    sampleIndex: current, framesLostBefore: lostBefore, hostArrivalTime: host.now()))
+            lostBefore = 0
+        }
+    }
+}
