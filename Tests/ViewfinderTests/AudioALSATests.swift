@@ -40,7 +40,7 @@ struct AudioALSATests {
         try #require(!chunks.isEmpty)
         var received: [UInt8] = []
         var nextIndex: UInt64 = 0
-        var lastTime = MediaTime.invalid
+        var lastTime = MediaTime.negativeInfinity
         for chunk in chunks {
             #expect(chunk.sampleIndex == nextIndex)
             #expect(chunk.framesLostBefore == 0)

@@ -115,7 +115,7 @@ struct AudioConverterTests {
         let to = AudioFormat(sampleRate: 44_100, channelCount: 1, sampleFormat: .float32)
         let converter = try AudioConverter(from: from, to: to)
         var next: UInt64 = 0
-        var last = MediaTime.invalid
+        var last = MediaTime.negativeInfinity
         var total = 0
         var converted: [Float] = []
         for received in sink.chunks {

@@ -164,9 +164,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// the device is asked again for the nearest rate it supports. Throws
     /// ``CaptureError/Code/invalidArgument`` for zero or negative durations.
     public func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
-        if duration.isValid && duration <= .zero {
+        if duration.isValid && (!duration.isNumeric || duration <= .zero) {
             throw CaptureError(
-                .invalidArgument, "minFrameDuration must be positive, got \(duration); use .invalid for no limit")
+                .invalidArgument,
+                "minFrameDuration must be a positive, finite time, got \(duration); use .invalid for no limit")
         }
         edits.lock()
         defer { edits.unlock() }

@@ -110,7 +110,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         var latencies = LatencyWindow()
 
         static func gateThreshold(for duration: MediaTime) -> MediaTime {
-            guard duration.isValid else { return .invalid }
+            guard duration.isNumeric else { return .invalid }
             let allowance = min(duration.nanoseconds / 32, 2_000_000)
             return duration - MediaTime(value: allowance, timescale: 1_000_000_000)
         }
@@ -270,7 +270,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         }
         state.lastSequence = sample.sequenceNumber
 
-        if state.minFrameDuration.isValid, let last = state.lastAcceptedTime,
+        if state.gateThreshold.isNumeric, let last = state.lastAcceptedTime,
             sample.presentationTime - last < state.gateThreshold
         {
             state.statistics.rateGated += 1

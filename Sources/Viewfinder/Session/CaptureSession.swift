@@ -56,6 +56,11 @@ public final class CaptureSession: @unchecked Sendable {
     private let state = Mutex(State())
     /// Serialises start, stop, commit and failure handling (they block on devices).
     private let transition = NSRecursiveLock()
+    /// How deep the thread holding `transition` is in it (guarded by `transition`).
+    private var transitionDepth = 0
+    /// Notifications waiting to be posted once the outermost transition has let go of its lock.
+    private let pendingNotifications = Mutex<[(name: Notification.Name, error: CaptureError?)]>([])
+    private static let notificationQueueKey = DispatchSpecificKey<ObjectIdentifier>()
     /// Where notifications are posted from.
     private let notificationQueue = DispatchQueue(label: "viewfinder.session.notifications")
     private let notificationCenter: NotificationCenter
@@ -71,6 +76,7 @@ public final class CaptureSession: @unchecked Sendable {
     /// A session posting its notifications to `notificationCenter`.
     public init(notificationCenter: NotificationCenter) {
         self.notificationCenter = notificationCenter
+        notificationQueue.setSpecific(key: Self.notificationQueueKey, value: ObjectIdentifier(self))
     }
 
     deinit {
@@ -264,8 +270,8 @@ public final class CaptureSession: @unchecked Sendable {
     /// A commit on a running session: every stream restarts with the new configuration. If that
     /// fails the error is posted and the session stops (``didStopRunningNotification``).
     private func applyIfRunning() {
-        transition.lock()
-        defer { transition.unlock() }
+        enterTransition()
+        defer { leaveTransition() }
         guard isRunning else { return }
         stopStreams()
         if !startStreams(postingStart: false) { stopAfterFailure() }
@@ -291,8 +297,8 @@ public final class CaptureSession: @unchecked Sendable {
     /// stream restarts. Throws, changing nothing, when the output's new configuration cannot run;
     /// a device that then fails to restart is posted and stops the session.
     func outputRequestDidChange(_ output: CaptureOutput) throws(CaptureError) {
-        transition.lock()
-        defer { transition.unlock() }
+        enterTransition()
+        defer { leaveTransition() }
         let (running, depth, streams, preset) = state.withLock {
             ($0.running, $0.configurationDepth, $0.streams, $0.graph.preset)
         }
@@ -350,8 +356,8 @@ public final class CaptureSession: @unchecked Sendable {
     /// preset the device cannot meet, a device that fails to start) are posted as
     /// ``runtimeErrorNotification``, not thrown, and leave the session stopped.
     public func startRunning() {
-        transition.lock()
-        defer { transition.unlock() }
+        enterTransition()
+        defer { leaveTransition() }
         guard !isRunning else { return }
         for output in outputs { output.sessionWillStartRunning() }
         _ = startStreams(postingStart: true)
@@ -360,8 +366,8 @@ public final class CaptureSession: @unchecked Sendable {
     /// Stops the flow of frames. Blocks until devices have stopped and frames already queued
     /// have been handed to delegates (unless called from a delegate's own queue).
     public func stopRunning() {
-        transition.lock()
-        defer { transition.unlock() }
+        enterTransition()
+        defer { leaveTransition() }
         guard isRunning else { return }
         stopStreams()
         state.withLock {
@@ -469,8 +475,8 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// A device failed mid-stream (called on the notification queue, off the capture thread).
     fileprivate func deviceDidFail(_ stream: DeviceStream, error: CaptureError) {
-        transition.lock()
-        defer { transition.unlock() }
+        enterTransition()
+        defer { leaveTransition() }
         let isCurrent = state.withLock { $0.streams.contains { $0 === stream } }
         guard isCurrent else { return }
         stream.stop()
@@ -503,8 +509,8 @@ public final class CaptureSession: @unchecked Sendable {
     /// Restarts the streams of device inputs that have none, if their devices are connected again;
     /// posts ``interruptionEndedNotification`` once every input streams.
     private func resumeInterruptedStreams(reconnected: CaptureDevice?) {
-        transition.lock()
-        defer { transition.unlock() }
+        enterTransition()
+        defer { leaveTransition() }
         let (graph, active, interrupted) = state.withLock { ($0.graph, $0.streams, $0.running && $0.interrupted) }
         guard interrupted else { return }
         let idle = graph.inputs.compactMap { $0 as? CaptureDeviceInput }.filter { input in
@@ -537,13 +543,49 @@ public final class CaptureSession: @unchecked Sendable {
         post(Self.runtimeErrorNotification, error: error)
     }
 
-    /// Posts from the notification queue, in order, after the caller's locks are gone.
+    private func enterTransition() {
+        transition.lock()
+        transitionDepth += 1
+    }
+
+    /// Leaves a transition; the outermost one posts what it queued, without the lock.
+    private func leaveTransition() {
+        transitionDepth -= 1
+        let outermost = transitionDepth == 0
+        transition.unlock()
+        if outermost { flushNotifications() }
+    }
+
+    /// Queues a notification; it is posted from the notification queue, in order, once no lock
+    /// of the session is held (at once when no transition is under way).
     private func post(_ name: Notification.Name, error: CaptureError? = nil) {
-        let center = notificationCenter
-        notificationQueue.async { [weak self] in
-            guard let self else { return }
-            let userInfo: [AnyHashable: Any]? = error.map { [CaptureSessionErrorKey: $0] }
-            center.post(name: name, object: self, userInfo: userInfo)
+        pendingNotifications.withLock { $0.append((name, error)) }
+        if !isInsideTransition { flushNotifications() }
+    }
+
+    /// Whether this thread is inside a transition (another thread's does not count: its queued
+    /// notifications are flushed by whoever comes first, in order).
+    private var isInsideTransition: Bool {
+        guard transition.try() else { return false }
+        defer { transition.unlock() }
+        return transitionDepth > 0
+    }
+
+    /// Posts every queued notification on the notification queue (synchronously, so the
+    /// session is not kept alive by a block in flight).
+    private func flushNotifications() {
+        let deliver = { [self] in
+            while true {
+                let next = pendingNotifications.withLock { $0.isEmpty ? nil : $0.removeFirst() }
+                guard let next else { return }
+                let userInfo: [AnyHashable: Any]? = next.error.map { [CaptureSessionErrorKey: $0] }
+                notificationCenter.post(name: next.name, object: self, userInfo: userInfo)
+            }
+        }
+        if DispatchQueue.getSpecific(key: Self.notificationQueueKey) == ObjectIdentifier(self) {
+            deliver()
+        } else {
+            notificationQueue.sync(execute: deliver)
         }
     }
 

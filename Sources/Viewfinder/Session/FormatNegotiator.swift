@@ -30,7 +30,7 @@ enum FormatNegotiator {
             }
         }
         let limits = requests.map(\.minFrameDuration)
-        let wanted = limits.allSatisfy(\.isValid) && !limits.isEmpty ? limits.min() : nil
+        let wanted = limits.allSatisfy(\.isNumeric) && !limits.isEmpty ? limits.min() : nil
 
         var best: (cost: Int, bytes: Int, choice: Choice)?
         for format in candidates {
