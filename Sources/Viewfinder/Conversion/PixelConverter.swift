@@ -248,6 +248,49 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         return .libyuv
     }
 
+    /// What converting one frame of this pair costs, for negotiation: each pass of the plan the
+    /// converter would make, weighted by its kernel's cost (1 for a plain libyuv pass, 1.5
+    /// through RGB; a libswscale scaling pass 3) times the megabytes it reads. Zero when nothing
+    /// changes; `nil` when no converter exists for the pair (compressed formats).
+    static func estimatedCost(
+        from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
+        to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions
+    ) -> Double? {
+        if sourceFormat == destinationFormat && sourceSize == destinationSize { return 0 }
+        guard convertible.contains(sourceFormat), convertible.contains(destinationFormat) else { return nil }
+        func megabytes(_ format: PixelFormat, _ size: CaptureDevice.Dimensions) -> Double {
+            Double(format.frameSize(width: size.width, height: size.height)) / 1e6
+        }
+        let scalingPass = 3.0
+        switch makePlan(from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize) {
+        case .route(let route, _):
+            var cost = 0.0
+            var input = sourceFormat
+            var inputSize = sourceSize
+            if let halving = route.halving {
+                cost += halving.cost * megabytes(sourceFormat, sourceSize)
+                input = route.intermediates.first ?? destinationFormat
+                inputSize = destinationSize
+            }
+            let inputs = route.halving == nil ? [sourceFormat] + route.intermediates : Array(route.intermediates)
+            for (kernel, format) in zip(route.kernels, inputs.isEmpty ? [input] : inputs) {
+                cost += kernel.cost * megabytes(format, inputSize)
+            }
+            return cost
+        case .swscale:
+            return scalingPass * megabytes(sourceFormat, sourceSize)
+        case .composite:
+            // Scale at the larger size within one format, convert at the smaller.
+            let shrinks = destinationSize.width * destinationSize.height < sourceSize.width * sourceSize.height
+            let scaled = scalingPass * megabytes(sourceFormat, sourceSize)
+            let convertedSize = shrinks ? destinationSize : sourceSize
+            let conversion =
+                estimatedCost(from: sourceFormat, size: convertedSize, to: destinationFormat, size: convertedSize)
+                ?? scalingPass * megabytes(sourceFormat, convertedSize)
+            return scaled + conversion
+        }
+    }
+
     private static func makePlan(
         from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
         to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions

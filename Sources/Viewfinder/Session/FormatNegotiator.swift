@@ -3,10 +3,15 @@
 /// side decides, and the choice is fixed until the next commit).
 ///
 /// Cost of a candidate format, summed over outputs: 0 when the output takes the format as is
-/// (zero-copy); otherwise a libyuv conversion pass when formats differ, plus scaling when sizes
-/// differ (cheap when it halves and fuses into the conversion, a libswscale pass otherwise).
-/// Formats a driver only emulates in software, and formats that cannot reach the asked frame
-/// rate, cost extra. Ties go to fewer bytes per frame.
+/// (zero-copy); otherwise what the converter reports for the conversions the output's chain
+/// would make (``PixelConverter/estimatedCost(from:size:to:size:)``: its libyuv route, fused
+/// halving, or libswscale scaling, weighted by the bytes each pass reads) — including a
+/// conversion the first processor forces when it does not take the format. A change of pixel
+/// format also costs ``colourConversion``: conversions round (±2 levels) and stack, so a format
+/// that needs only scaling is preferred even when scaling it reads more. Formats a driver only
+/// emulates in software cost a slow software pass and a colour conversion; formats that cannot
+/// reach the asked frame rate, or that no converter can turn into what is asked (compressed ones),
+/// cost far more. Ties go to fewer bytes per frame.
 enum FormatNegotiator {
     struct Choice: Equatable {
         var format: CaptureDevice.Format
@@ -32,9 +37,12 @@ enum FormatNegotiator {
         let limits = requests.map(\.minFrameDuration)
         let wanted = limits.allSatisfy(\.isNumeric) && !limits.isEmpty ? limits.min() : nil
 
-        var best: (cost: Int, bytes: Int, choice: Choice)?
+        var best: (cost: Double, bytes: Int, choice: Choice)?
         for format in candidates {
-            var cost = format.isEmulated ? 20 : 0
+            let megabytes =
+                Double(format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height))
+                / 1e6
+            var cost = format.isEmulated ? emulationPass * megabytes + colourConversion : 0
             for request in requests {
                 cost += conversionCost(from: format, to: request)
             }
@@ -43,7 +51,7 @@ enum FormatNegotiator {
                 duration = device.activeVideoMinFrameDuration
             } else if let wanted {
                 duration = format.nearestSupportedDuration(atMost: wanted)
-                if duration > wanted { cost += 50 }
+                if duration > wanted { cost += tooSlow }
             } else {
                 duration = format.minFrameDuration
             }
@@ -58,16 +66,40 @@ enum FormatNegotiator {
         return best.choice
     }
 
-    static func conversionCost(from format: CaptureDevice.Format, to request: OutputRequest) -> Int {
-        let target = request.pixelFormat ?? format.pixelFormat
+    /// What a driver's software conversion of an emulated format costs per megabyte it makes
+    /// (plain C, several times a libyuv pass).
+    static let emulationPass = 5.0
+    /// What a change of pixel format costs beyond its passes: it rounds, and rounding stacks.
+    static let colourConversion = 20.0
+    /// The cost of missing the asked frame rate: more than any conversion.
+    static let tooSlow = 1_000.0
+    /// The cost of a conversion no converter can make: more than missing the rate.
+    static let impossible = 10_000.0
+
+    /// What delivering `format` to `request` costs: the conversions its chain would make.
+    static func conversionCost(from format: CaptureDevice.Format, to request: OutputRequest) -> Double {
         let size = request.size ?? format.dimensions
-        if target == format.pixelFormat && size == format.dimensions { return 0 }
-        if format.pixelFormat.isCompressed { return 1000 }
-        // A format change is one libyuv pass (every convertible pair has a route); a size change
-        // is nearly free fused into it when it halves, and a libswscale pass otherwise.
-        let converts = target != format.pixelFormat ? 10 : 0
-        let halves = size.width * 2 == format.dimensions.width && size.height * 2 == format.dimensions.height
-        let scales = size == format.dimensions ? 0 : (halves ? 5 : 25)
-        return converts + scales
+        let target = request.pixelFormat ?? format.pixelFormat
+        let accepted = request.processorFormats
+        // Mirrors ProcessorChain's plan: convert first to the requested format and size if the
+        // first processor takes it; otherwise to a format it takes at the requested size, and to
+        // the requested format after the processors.
+        var steps: [(PixelFormat, PixelFormat)] = []
+        if accepted.isEmpty || accepted.contains(target) {
+            steps = [(format.pixelFormat, target)]
+        } else {
+            let first = accepted.contains(format.pixelFormat) ? format.pixelFormat : accepted[0]
+            steps = [(format.pixelFormat, first), (first, target)]
+        }
+        var total = 0.0
+        var current = (format: format.pixelFormat, size: format.dimensions)
+        for (from, to) in steps where from != to || current.size != size {
+            guard
+                let cost = PixelConverter.estimatedCost(from: from, size: current.size, to: to, size: size)
+            else { return impossible }
+            total += cost + (from != to ? colourConversion : 0)
+            current = (to, size)
+        }
+        return total
     }
 }
