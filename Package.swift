@@ -25,9 +25,18 @@ let package = Package(
             name: "CYUV",
             linkerSettings: [.linkedLibrary("yuv")]
         ),
+        // FFmpeg (libavformat, libavcodec, libavutil; recording and file replay): the AVERROR
+        // macros, av_err2str, AVFrame's plane arrays and a counting file sink.
+        .target(
+            name: "CFFmpeg",
+            linkerSettings: [
+                .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
+                .linkedLibrary("swresample"), .linkedLibrary("swscale"),
+            ]
+        ),
         .target(
             name: "Viewfinder",
-            dependencies: ["CV4L2", "CSwscale", "CYUV"]
+            dependencies: ["CV4L2", "CSwscale", "CYUV", "CFFmpeg"]
         ),
         .executableTarget(
             name: "viewfinder-demo",
