@@ -59,6 +59,12 @@ let package = Package(
             dependencies: ["Viewfinder", "CSwscale", "CYUV", "CAllocCounter"],
             path: "Benchmarks/viewfinder-bench"
         ),
+        // Test helper: records until killed (the crash-safety test SIGKILLs it).
+        .executableTarget(
+            name: "viewfinder-record-probe",
+            dependencies: ["Viewfinder"],
+            path: "Tests/viewfinder-record-probe"
+        ),
         .testTarget(
             name: "ViewfinderTests",
             dependencies: ["Viewfinder"]

@@ -86,7 +86,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         }
         self.context = context
         packet = av_packet_alloc()
-        MovieFileWriter.quietFFmpegLogs
+        FFmpegLog.quiet
 
         if url.isFileURL {
             let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
@@ -131,9 +131,6 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         // Abandoned without finish(): close without a trailer (a crash-safe file stays readable).
         release()
     }
-
-    /// FFmpeg logs to stderr at "info" by default; a library keeps quiet except for errors.
-    private static let quietFFmpegLogs: Void = av_log_set_level(AV_LOG_ERROR)
 
     // MARK: Streams
 
@@ -547,6 +544,13 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
     }
 }
 
+
+/// FFmpeg's global log level.
+enum FFmpegLog {
+    /// FFmpeg logs to stderr at "info" by default (libx264's statistics, deprecation notes); a
+    /// library keeps quiet except for errors. Evaluated once, by the first writer or reader.
+    static let quiet: Void = av_log_set_level(AV_LOG_ERROR)
+}
 
 /// The timing of one track: its timescale, stream, and last sample's ticks.
 final class TrackTiming {
