@@ -1,3 +1,5 @@
+import CFFmpeg
+
 /// The video codec a ``MovieFileWriter`` writes.
 ///
 /// Thread safety: a value type; freely sendable.
@@ -17,6 +19,12 @@ package enum MovieVideoCodec: String, Sendable, Hashable, CaseIterable {
         case .hevc: return "libx265"
         case .mjpegPassthrough: return nil
         }
+    }
+
+    /// Whether this FFmpeg build can write the codec (passthrough always can).
+    package var isAvailable: Bool {
+        guard let encoderName else { return true }
+        return avcodec_find_encoder_by_name(encoderName) != nil
     }
 }
 
