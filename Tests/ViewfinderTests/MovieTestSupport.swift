@@ -78,7 +78,8 @@ enum FFmpegTools {
             ffprobe,
             ["-v", "error", "-select_streams", "v:0", "-show_entries", "packet=pts_time", "-of", "json", url.path])
         let packetList =
-            ((try? JSONSerialization.jsonObject(with: packets.output)) as? [String: Any])?["packets"] as? [[String: Any]]
+            ((try? JSONSerialization.jsonObject(with: packets.output)) as? [String: Any])?["packets"]
+            as? [[String: Any]]
             ?? []
         let format = json["format"] as? [String: Any]
         return Probe(

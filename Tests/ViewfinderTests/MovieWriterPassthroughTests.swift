@@ -81,7 +81,9 @@ struct MovieWriterPassthroughTests {
         }
     }
 
-    @Test("An AAC track records beside the video", arguments: [MovieAudioSampleFormat.float32Interleaved, .int16Interleaved])
+    @Test(
+        "An AAC track records beside the video",
+        arguments: [MovieAudioSampleFormat.float32Interleaved, .int16Interleaved])
     func audio(format: MovieAudioSampleFormat) throws {
         let scratch = try MovieScratch()
         defer { scratch.remove() }
@@ -109,20 +111,27 @@ struct MovieWriterPassthroughTests {
             }
             if chunk % 10 < 3 {
                 let number = chunk / 10 * 3 + chunk % 10
-                try writer.append(frames.frame(number), presentationTime: start + MediaTime(value: Int64(number), timescale: 30))
+                try writer.append(
+                    frames.frame(number), presentationTime: start + MediaTime(value: Int64(number), timescale: 30))
             }
         }
         let summary = try writer.finish()
         #expect(summary.audioSamplesWritten == 48_000)
         #expect(summary.videoFramesWritten == 30)
         #expect(abs(summary.durationWritten.seconds - 1) < 0.05)
-        #expect { try writer.appendAudio(UnsafeRawBufferPointer(start: nil, count: 0), format: format, presentationTime: start) } throws: {
+        #expect {
+            try writer.appendAudio(
+                UnsafeRawBufferPointer(start: nil, count: 0), format: format, presentationTime: start)
+        } throws: {
             ($0 as? RecordingError)?.code == .invalidState
         }
         guard let ffprobe = FFmpegTools.ffprobe else { return }
         let result = try FFmpegTools.run(
             ffprobe,
-            ["-v", "error", "-select_streams", "a:0", "-show_entries", "stream=codec_name,sample_rate,channels,duration", "-of", "json", url.path])
+            [
+                "-v", "error", "-select_streams", "a:0", "-show_entries",
+                "stream=codec_name,sample_rate,channels,duration", "-of", "json", url.path,
+            ])
         let json = try #require(try JSONSerialization.jsonObject(with: result.output) as? [String: Any])
         let stream = try #require((json["streams"] as? [[String: Any]])?.first)
         #expect(stream["codec_name"] as? String == "aac")
@@ -144,7 +153,8 @@ private func withBytes<T>(of array: [T], _ body: (UnsafeRawBufferPointer) throws
 }
 
 /// Frees one block of memory when the pixel buffer over it goes.
-private final class FreeOnReclaim: PixelMemoryOwner, @unchecked Sendable {  // unchecked: the pointer is freed once, by reclaim.
+// unchecked: the pointer is immutable and freed once, by reclaim.
+private final class FreeOnReclaim: PixelMemoryOwner, @unchecked Sendable {
     let memory: UnsafeMutableRawPointer
     init(_ memory: UnsafeMutableRawPointer) { self.memory = memory }
     func reclaim(slot: Int) { memory.deallocate() }

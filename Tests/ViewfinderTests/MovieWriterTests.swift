@@ -53,7 +53,9 @@ struct MovieWriterTests {
         #expect(summary.videoFramesWritten == recordedNumbers.count)
         #expect(summary.isComplete && summary.isPlayable)
         #expect(abs(summary.durationWritten.seconds - (last + 1) / 30) < 0.002)
-        #expect(summary.bytesWritten == (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int).map(Int64.init))
+        #expect(
+            summary.bytesWritten
+                == (try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int).map(Int64.init))
 
         // Decoded by libavformat: every frame, in order, at its own time (the gap kept).
         let (numbers, times) = try readBack(url)
@@ -245,7 +247,10 @@ struct MovieWriterSafetyTests {
     func killedMidRecording() throws {
         let probe = Bundle.main.executableURL?.deletingLastPathComponent()
             .appendingPathComponent("viewfinder-record-probe")
-        let candidates: [String?] = [probe?.path(percentEncoded: false), FileManager.default.currentDirectoryPath + "/.build/debug/viewfinder-record-probe"]
+        let candidates: [String?] = [
+            probe?.path(percentEncoded: false),
+            FileManager.default.currentDirectoryPath + "/.build/debug/viewfinder-record-probe",
+        ]
         guard let executable = candidates.compactMap({ $0 }).first(where: FileManager.default.isExecutableFile)
         else {
             Issue.record("viewfinder-record-probe is not built: run swift build --build-tests")

@@ -104,14 +104,17 @@ final class AudioTrack {
                     }
                 case .int16Interleaved:
                     for index in 0..<count {
-                        let value = samples.loadUnaligned(fromByteOffset: (index * channels + channel) * 2, as: Int16.self)
+                        let value = samples.loadUnaligned(
+                            fromByteOffset: (index * channels + channel) * 2, as: Int16.self)
                         plane[index] = Float(value) / 32768
                     }
                 }
             }
         }
         let written = planar.withUnsafeMutableBufferPointer { planes -> Int32 in
-            var pointers = (0..<channels).map { UnsafeMutableRawPointer(planes.baseAddress! + $0 * count) as UnsafeMutableRawPointer? }
+            var pointers = (0..<channels).map {
+                UnsafeMutableRawPointer(planes.baseAddress! + $0 * count) as UnsafeMutableRawPointer?
+            }
             return pointers.withUnsafeMutableBufferPointer {
                 av_audio_fifo_write(fifo, $0.baseAddress, Int32(count))
             }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CSwscale  // AVPixelFormat: libavutil's pixfmt.h belongs to whichever shim module Clang loads first.
 import Foundation
 
 /// Reads the video stream of any file libavformat opens (`.y4m`, `.mp4`, `.mov`, `.mkv`,
@@ -218,12 +219,14 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
         if scaler == nil || scalerSource.map({ $0 != source }) ?? true {
             if let scaler { sws_freeContext(scaler) }
             let destination: AVPixelFormat =
-                outputPixelFormat == .i420 ? AV_PIX_FMT_YUV420P : outputPixelFormat == .bgra ? AV_PIX_FMT_BGRA : AV_PIX_FMT_NV12
+                outputPixelFormat == .i420
+                ? AV_PIX_FMT_YUV420P : outputPixelFormat == .bgra ? AV_PIX_FMT_BGRA : AV_PIX_FMT_NV12
             scaler = sws_getContext(
                 source.1, source.2, AVPixelFormat(rawValue: sourceFormat), Int32(video.width), Int32(video.height),
                 destination, SWS_BILINEAR | SWS_ACCURATE_RND, nil, nil, nil)
             guard let scaler else {
-                throw CaptureError(.conversionFailed, "libswscale cannot convert the decoded frames of \(url.lastPathComponent)")
+                throw CaptureError(
+                    .conversionFailed, "libswscale cannot convert the decoded frames of \(url.lastPathComponent)")
             }
             let table = sws_getCoefficients(SWS_CS_ITU601)
             let destinationFull: Int32 = outputPixelFormat.isFullRange || outputPixelFormat == .bgra ? 1 : 0

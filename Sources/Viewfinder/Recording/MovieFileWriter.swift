@@ -323,7 +323,8 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         return MovieWriterSummary(
             bytesWritten: bytesWritten, durationWritten: writtenEnd, videoFramesWritten: videoFramesWritten,
             audioSamplesWritten: audioSamplesWritten, isComplete: trailerWritten,
-            isPlayable: trailerWritten || (crashSafe && headerWritten && videoFramesWritten + Int(audioSamplesWritten) > 0)
+            isPlayable: trailerWritten
+                || (crashSafe && headerWritten && videoFramesWritten + Int(audioSamplesWritten) > 0)
         )
     }
 
@@ -371,7 +372,8 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         }
         if let stream = track.stream, let last = track.lastTicks, isWriting {
             let base = AVRational(num: 1, den: track.timescale)
-            if av_rescale_q(ticks, base, stream.pointee.time_base) <= av_rescale_q(last, base, stream.pointee.time_base) {
+            if av_rescale_q(ticks, base, stream.pointee.time_base) <= av_rescale_q(last, base, stream.pointee.time_base)
+            {
                 throw RecordingError(
                     .invalidTimestamp,
                     "a frame at \(time) is too close to the previous one for the container's time base 1/\(stream.pointee.time_base.den)"
@@ -543,7 +545,6 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         }
     }
 }
-
 
 /// FFmpeg's global log level.
 enum FFmpegLog {

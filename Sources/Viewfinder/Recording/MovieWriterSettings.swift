@@ -73,7 +73,9 @@ package struct MovieVideoSettings: Sendable, Hashable {
     package var timescale: Int32 = 90_000
 
     /// Settings for `width` × `height` frames in `codec`, the rest defaults.
-    package init(codec: MovieVideoCodec = .h264, width: Int, height: Int, sourcePixelFormat: PixelFormat = .nv12VideoRange) {
+    package init(
+        codec: MovieVideoCodec = .h264, width: Int, height: Int, sourcePixelFormat: PixelFormat = .nv12VideoRange
+    ) {
         self.codec = codec
         self.width = width
         self.height = height

@@ -1,4 +1,5 @@
 import CFFmpeg
+import CSwscale  // AVPixelFormat: libavutil's pixfmt.h belongs to whichever shim module Clang loads first.
 
 /// The video stream of a ``MovieFileWriter``: the stream, and for encoded codecs the
 /// libavcodec encoder and the converter that feeds it.
@@ -21,7 +22,8 @@ final class VideoTrack {
     init(settings: MovieVideoSettings, context: UnsafeMutablePointer<AVFormatContext>) throws(RecordingError) {
         guard settings.width > 0, settings.height > 0, settings.width <= 16384, settings.height <= 16384 else {
             throw RecordingError(
-                .invalidArgument, "a video stream needs a size within 1...16384, got \(settings.width)x\(settings.height)")
+                .invalidArgument,
+                "a video stream needs a size within 1...16384, got \(settings.width)x\(settings.height)")
         }
         guard settings.timescale > 0, settings.nominalFrameRate > 0, settings.nominalFrameRate.isFinite,
             settings.threadCount >= 1
@@ -105,7 +107,8 @@ final class VideoTrack {
         encoder.pointee.pix_fmt = encoderInput == .i420 ? AV_PIX_FMT_YUV420P : AV_PIX_FMT_NV12
         encoder.pointee.color_range = encoderInput.isFullRange ? AVCOL_RANGE_JPEG : AVCOL_RANGE_MPEG
         encoder.pointee.colorspace = AVCOL_SPC_SMPTE170M
-        encoder.pointee.gop_size = Int32(max(1, (settings.keyframeInterval.seconds * settings.nominalFrameRate).rounded()))
+        encoder.pointee.gop_size = Int32(
+            max(1, (settings.keyframeInterval.seconds * settings.nominalFrameRate).rounded()))
         encoder.pointee.max_b_frames = 0
         encoder.pointee.thread_count = Int32(settings.threadCount)
         if context.pointee.oformat.pointee.flags & AVFMT_GLOBALHEADER != 0 {
@@ -195,7 +198,9 @@ final class VideoTrack {
         vf_frame_set_buffer(frame, reference)
         let status = avcodec_send_frame(encoder, frame)
         av_frame_unref(frame)
-        guard status >= 0 else { throw RecordingError.ffmpeg(status, "the \(settings.codec.rawValue) encoder refused a frame") }
+        guard status >= 0 else {
+            throw RecordingError.ffmpeg(status, "the \(settings.codec.rawValue) encoder refused a frame")
+        }
         try receivePackets(write: write)
     }
 
@@ -216,7 +221,9 @@ final class VideoTrack {
         while true {
             let status = avcodec_receive_packet(encoder, packet)
             if status == vf_averror_eagain() || status == vf_averror_eof() { return }
-            guard status >= 0 else { throw RecordingError.ffmpeg(status, "the \(settings.codec.rawValue) encoder failed") }
+            guard status >= 0 else {
+                throw RecordingError.ffmpeg(status, "the \(settings.codec.rawValue) encoder failed")
+            }
             try write(packet)
             av_packet_unref(packet)
         }
