@@ -138,9 +138,14 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
     }
 
     /// The next decoded frame and its presentation time, `nil` at the end of the stream.
-    /// Throws ``CaptureError/Code/outOfBuffers`` while every buffer of the pool is held.
+    /// Throws ``CaptureError/Code/outOfBuffers`` while every buffer of the pool is held (the
+    /// frame is not lost: the next call returns it).
     package func nextFrame() throws(CaptureError) -> (buffer: PixelBuffer, presentationTime: MediaTime)? {
         guard let decoder, let frame, let packet, let format else { return nil }
+        guard let buffer = pool.makePixelBuffer() else {
+            throw CaptureError(
+                .outOfBuffers, "all \(pool.capacity) decoded frames of \(url.lastPathComponent) are still held")
+        }
         while true {
             let status = avcodec_receive_frame(decoder, frame)
             if status >= 0 {
@@ -150,7 +155,8 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
                 let time =
                     pts == vf_nopts_value()
                     ? MediaTime.invalid : MediaTime(value: pts * Int64(timeBase.num), timescale: timeBase.den)
-                return (try convert(frame), time)
+                try convert(frame, into: buffer)
+                return (buffer, time)
             }
             if status == vf_averror_eof() { return nil }
             guard status == vf_averror_eagain() else {
@@ -207,11 +213,7 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
         endOfFile = false
     }
 
-    private func convert(_ frame: UnsafeMutablePointer<AVFrame>) throws(CaptureError) -> PixelBuffer {
-        guard let buffer = pool.makePixelBuffer() else {
-            throw CaptureError(
-                .outOfBuffers, "all \(pool.capacity) decoded frames of \(url.lastPathComponent) are still held")
-        }
+    private func convert(_ frame: UnsafeMutablePointer<AVFrame>, into buffer: PixelBuffer) throws(CaptureError) {
         let sourceFormat = frame.pointee.format
         let yuvj = [AV_PIX_FMT_YUVJ420P, AV_PIX_FMT_YUVJ422P, AV_PIX_FMT_YUVJ444P].map(\.rawValue)
         let fullRange = frame.pointee.color_range == AVCOL_RANGE_JPEG || yuvj.contains(sourceFormat)
@@ -244,7 +246,6 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
         guard rows > 0 else {
             throw CaptureError(.conversionFailed, "libswscale failed on a frame of \(url.lastPathComponent)")
         }
-        return buffer
     }
 
     private static func error(_ status: Int32, _ code: CaptureError.Code, _ what: String) -> CaptureError {
