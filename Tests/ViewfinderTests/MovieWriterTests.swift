@@ -52,6 +52,7 @@ struct MovieWriterTests {
         let last = Double(recordedNumbers.last!)
         #expect(summary.videoFramesWritten == recordedNumbers.count)
         #expect(summary.isComplete && summary.isPlayable)
+        #expect(summary.bytesMuxed > 0 && summary.bytesMuxed < summary.bytesWritten)
         #expect(abs(summary.durationWritten.seconds - (last + 1) / 30) < 0.002)
         #expect(
             summary.bytesWritten
@@ -190,6 +191,14 @@ struct MovieWriterTests {
         #expect { try MovieFileWriter(url: URL(string: "gopher://example.org/x")!) } throws: {
             ($0 as? RecordingError)?.code == .unsupportedContainer
         }
+        let scratch = try MovieScratch()
+        defer { scratch.remove() }
+        var options = MovieWriterOptions()
+        options.fragmentInterval = MediaTime(value: -1, timescale: 1)
+        #expect { try MovieFileWriter(url: scratch.url("negative.mov"), options: options) } throws: {
+            ($0 as? RecordingError)?.code == .invalidArgument
+        }
+        #expect(!FileManager.default.fileExists(atPath: scratch.url("negative.mov").path))
     }
 }
 

@@ -57,6 +57,10 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
 
     /// Video packets handed to the muxer so far.
     package private(set) var videoFramesWritten = 0
+    /// Payload bytes of all packets handed to the muxer so far. A fragmented file grows only when
+    /// a fragment is complete, so ``bytesWritten`` lags by up to a fragment; this does not (it
+    /// leaves out the container's few bytes of boxes per frame). For `maxRecordedFileSize`.
+    package private(set) var bytesMuxed: Int64 = 0
     /// Audio samples per channel handed to the encoder so far.
     package private(set) var audioSamplesWritten: Int64 = 0
 
@@ -73,9 +77,10 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         self.url = url
         self.container = container
         self.options = options
-        if let interval = Optional(options.fragmentInterval), interval.isValid, interval <= .zero {
+        if options.fragmentInterval.isValid, options.fragmentInterval <= .zero {
             throw RecordingError(
-                .invalidArgument, "the movie fragment interval must be positive (or invalid for none), got \(interval)")
+                .invalidArgument,
+                "the movie fragment interval must be positive (or invalid for none), got \(options.fragmentInterval)")
         }
         var context: UnsafeMutablePointer<AVFormatContext>?
         let target = url.isFileURL ? url.path : url.absoluteString
@@ -321,7 +326,8 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         let crashSafe =
             container.isInherentlyCrashSafe || (container.supportsFragments && options.fragmentInterval.isValid)
         return MovieWriterSummary(
-            bytesWritten: bytesWritten, durationWritten: writtenEnd, videoFramesWritten: videoFramesWritten,
+            bytesWritten: bytesWritten, bytesMuxed: bytesMuxed, durationWritten: writtenEnd,
+            videoFramesWritten: videoFramesWritten,
             audioSamplesWritten: audioSamplesWritten, isComplete: trailerWritten,
             isPlayable: trailerWritten
                 || (crashSafe && headerWritten && videoFramesWritten + Int(audioSamplesWritten) > 0)
@@ -482,8 +488,10 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         av_packet_rescale_ts(packet, base, stream.pointee.time_base)
         let end = packet.pointee.pts + max(0, packet.pointee.duration)
         let timeBase = stream.pointee.time_base
+        let size = Int64(packet.pointee.size)
         let status = av_interleaved_write_frame(context, packet)
         if status < 0 { throw ioFailure(status, "writing to \(url.isFileURL ? url.path : url.absoluteString)") }
+        bytesMuxed += size
         if timeBase.num > 0, timeBase.den > 0 {
             let endTime = MediaTime(value: end * Int64(timeBase.num), timescale: timeBase.den)
             if endTime > writtenEnd { writtenEnd = endTime }
@@ -506,7 +514,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         var failure: RecordingError?
         if let io = context.pointee.pb {
             avio_flush(io)
-            if vf_avio_error(io) < 0, !trailerWritten || sink?.pointee.error != 0 {
+            if vf_avio_error(io) < 0 {
                 failure = ioFailure(vf_avio_error(io), "flushing \(url.path)")
             }
         }

@@ -129,6 +129,8 @@ package struct MovieWriterOptions: Sendable, Hashable {
 package struct MovieWriterSummary: Sendable, Hashable {
     /// Bytes in the file (or sent to the server).
     package var bytesWritten: Int64
+    /// Payload bytes of the packets muxed (see ``MovieFileWriter/bytesMuxed``).
+    package var bytesMuxed: Int64
     /// The media time written: from the start time to the end of the last packet.
     package var durationWritten: MediaTime
     /// Video frames (packets) handed to the muxer.
