@@ -27,6 +27,15 @@ let package = Package(
             name: "CYUV",
             linkerSettings: [.linkedLibrary("yuv")]
         ),
+        // FFmpeg (libavformat, libavcodec, libavutil; recording and file replay): the AVERROR
+        // macros, av_err2str, AVFrame's plane arrays and a counting file sink.
+        .target(
+            name: "CFFmpeg",
+            linkerSettings: [
+                .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
+                .linkedLibrary("swresample"), .linkedLibrary("swscale"),
+            ]
+        ),
         // alsa-lib (microphones): plug-in and configuration calls use alloca macros and a
         // variadic error handler, so they sit behind a few C functions.
         .target(
@@ -40,7 +49,7 @@ let package = Package(
         ),
         .target(
             name: "Viewfinder",
-            dependencies: ["CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample"]
+            dependencies: ["CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg"]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
         // do not compile it in.
@@ -68,6 +77,12 @@ let package = Package(
             name: "viewfinder-bench",
             dependencies: ["Viewfinder", "CSwscale", "CYUV", "CAllocCounter"],
             path: "Benchmarks/viewfinder-bench"
+        ),
+        // Test helper: records until killed (the crash-safety test SIGKILLs it).
+        .executableTarget(
+            name: "viewfinder-record-probe",
+            dependencies: ["Viewfinder"],
+            path: "Tests/viewfinder-record-probe"
         ),
         .testTarget(
             name: "ViewfinderTests",

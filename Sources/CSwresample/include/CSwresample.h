@@ -12,6 +12,6 @@ int vf_swr_make(SwrContext **context, enum AVSampleFormat out_format, int out_ra
                 enum AVSampleFormat in_format, int in_rate, int in_channels);
 
 /// The negative AVERROR code for `errno`-style `code` (AVERROR is a function-like macro).
-static inline int vf_averror(int code) { return AVERROR(code); }
+static inline int vf_swr_averror(int code) { return AVERROR(code); }
 
 #endif

@@ -1,0 +1,573 @@
+import CFFmpeg
+import Foundation
+import Glibc
+
+/// Writes a movie: encodes pixel buffers (H.264 through libx264, HEVC through libx265) or passes
+/// Motion-JPEG frames through untouched, optionally adds an AAC audio track, and muxes them with
+/// libavformat into a file (`.mov` by default, `.mp4`, `.mkv`) or a streaming URL (`srt://`,
+/// `rtmp://`, `rtsp://`).
+///
+/// Use: make the writer (which creates the file, refusing to overwrite), add the streams, append
+/// samples in presentation order, then ``finish()``. The header is written with the first sample.
+///
+/// - Crash-safe by default: MOV and MP4 are written fragmented (an empty `moov`, then a `moof` +
+///   `mdat` pair every ``MovieWriterOptions/fragmentInterval``), so a process killed mid-recording
+///   leaves a file playable up to the last complete fragment; Matroska is written cluster by
+///   cluster. With an invalid interval one index is written at the end.
+/// - Timestamps are the samples' own, shifted so the start time is 0, never squashed: each must
+///   come after the previous one (``RecordingError/Code/invalidTimestamp`` otherwise; the writer
+///   stays usable).
+/// - The file is complete only when ``finish()`` returns: the encoders are drained, the trailer
+///   written, the file fsynced and closed.
+/// - A write that fails (a full disk: ``RecordingError/Code/diskFull``) fails the writer; what
+///   reached the file before stays playable in the crash-safe layouts; ``bytesWritten`` and
+///   ``durationWritten`` say how much.
+///
+/// Thread safety: not thread-safe. Use a writer from one serial queue (the movie file output's
+/// encoding queue); it never calls out to user code.
+package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confined to one serial queue, see above.
+    /// The destination.
+    package let url: URL
+    /// The container being written.
+    package let container: MovieContainer
+    /// The options the writer was made with.
+    package let options: MovieWriterOptions
+
+    private enum State {
+        case configuring, writing, finished
+        case failed(RecordingError)
+    }
+    private var state = State.configuring
+    private var isWriting: Bool {
+        if case .writing = state { return true }
+        return false
+    }
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    /// The local file, when writing one: its descriptor and the counting sink over it.
+    private var fileDescriptor: Int32 = -1
+    private var sink: UnsafeMutablePointer<VFFileSink>?
+    private var video: VideoTrack?
+    private var audio: AudioTrack?
+    private var packet: UnsafeMutablePointer<AVPacket>?
+    /// The time that is 0 in the file.
+    private var origin: MediaTime?
+    /// The end of the latest packet written, in seconds since the origin, as a MediaTime.
+    private var writtenEnd = MediaTime.zero
+    private var trailerWritten = false
+
+    /// Video packets handed to the muxer so far.
+    package private(set) var videoFramesWritten = 0
+    /// Payload bytes of all packets handed to the muxer so far. A fragmented file grows only when
+    /// a fragment is complete, so ``bytesWritten`` lags by up to a fragment; this does not (it
+    /// leaves out the container's few bytes of boxes per frame). For `maxRecordedFileSize`.
+    package private(set) var bytesMuxed: Int64 = 0
+    /// Audio samples per channel handed to the encoder so far.
+    package private(set) var audioSamplesWritten: Int64 = 0
+
+    /// Creates the writer and its destination: a new file (never overwriting: an existing one
+    /// fails with ``RecordingError/Code/fileAlreadyExists``), or a connection to a streaming
+    /// server, opened when the header is written.
+    package init(url: URL, options: MovieWriterOptions = MovieWriterOptions()) throws(RecordingError) {
+        guard let container = options.container ?? MovieContainer(url: url) else {
+            throw RecordingError(
+                .unsupportedContainer,
+                "cannot record to \(url.absoluteString): use a file URL (.mov, .mp4, .mkv) or an srt://, rtmp:// or rtsp:// URL"
+            )
+        }
+        self.url = url
+        self.container = container
+        self.options = options
+        if options.fragmentInterval.isValid, options.fragmentInterval <= .zero {
+            throw RecordingError(
+                .invalidArgument,
+                "the movie fragment interval must be positive (or invalid for none), got \(options.fragmentInterval)")
+        }
+        var context: UnsafeMutablePointer<AVFormatContext>?
+        let target = url.isFileURL ? url.path : url.absoluteString
+        let status = avformat_alloc_output_context2(&context, nil, container.formatName, target)
+        guard status >= 0, let context else {
+            throw RecordingError.ffmpeg(
+                status, "libavformat has no \(container.formatName) muxer", ffmpegCode: .unsupportedContainer)
+        }
+        self.context = context
+        packet = av_packet_alloc()
+        FFmpegLog.quiet
+
+        if url.isFileURL {
+            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            guard descriptor >= 0 else {
+                let code = errno
+                release()
+                switch code {
+                case EEXIST:
+                    throw RecordingError(
+                        .fileAlreadyExists,
+                        "\(url.path) already exists: the recorder never overwrites; delete it or choose another name",
+                        errno: code)
+                case ENOENT:
+                    throw RecordingError(
+                        .ioError, "cannot create \(url.path): its folder does not exist", errno: code)
+                case EACCES, EPERM, EROFS:
+                    throw RecordingError(
+                        .ioError, "cannot create \(url.path): permission denied; record to a writable folder",
+                        errno: code)
+                case ENOSPC, EDQUOT:
+                    throw RecordingError(.diskFull, "cannot create \(url.path): the disk is full", errno: code)
+                default:
+                    throw RecordingError(
+                        .ioError, "cannot create \(url.path): \(String(cString: strerror(code)))", errno: code)
+                }
+            }
+            fileDescriptor = descriptor
+            let sink = UnsafeMutablePointer<VFFileSink>.allocate(capacity: 1)
+            sink.initialize(
+                to: VFFileSink(fd: descriptor, position: 0, size: 0, limit: options.failAfterBytes ?? 0, error: 0))
+            self.sink = sink
+            guard let io = vf_file_sink_open(sink, 1 << 16) else {
+                release()
+                throw RecordingError(.ioError, "out of memory making the I/O context for \(url.path)")
+            }
+            context.pointee.pb = io
+            context.pointee.flags |= AVFMT_FLAG_CUSTOM_IO
+        }
+    }
+
+    deinit {
+        // Abandoned without finish(): close without a trailer (a crash-safe file stays readable).
+        release()
+    }
+
+    // MARK: Streams
+
+    /// Adds the video stream. Only before the first sample, and only once.
+    ///
+    /// Throws ``RecordingError/Code/unsupportedCodec`` when the encoder is missing from this
+    /// FFmpeg build, ``RecordingError/Code/invalidArgument`` for sizes, rates or settings out of
+    /// range and ``RecordingError/Code/unsupportedFormat`` for a source format the encoder cannot
+    /// be fed.
+    package func addVideoStream(_ settings: MovieVideoSettings) throws(RecordingError) {
+        try requireConfiguring("add a video stream")
+        guard video == nil else {
+            throw RecordingError(.invalidState, "the movie already has a video stream; a writer records one")
+        }
+        guard let context else { throw RecordingError(.invalidState, "the writer is closed") }
+        video = try VideoTrack(settings: settings, context: context)
+    }
+
+    /// Adds an AAC audio stream (FFmpeg's native encoder) of `channels` channels at `sampleRate`
+    /// Hz, fed with ``appendAudio(_:format:presentationTime:)``. Only before the first sample.
+    package func addAudioStream(sampleRate: Int, channels: Int, bitRate: Int = 128_000) throws(RecordingError) {
+        try requireConfiguring("add an audio stream")
+        guard audio == nil else {
+            throw RecordingError(.invalidState, "the movie already has an audio stream; a writer records one")
+        }
+        guard let context else { throw RecordingError(.invalidState, "the writer is closed") }
+        audio = try AudioTrack(sampleRate: sampleRate, channels: channels, bitRate: bitRate, context: context)
+    }
+
+    /// Whether the video stream passes Motion-JPEG through.
+    package var isPassthrough: Bool { video?.settings.codec == .mjpegPassthrough }
+
+    // MARK: Appending
+
+    /// Encodes one frame shown at `presentationTime`. The buffer must have the stream's size and
+    /// its ``MovieVideoSettings/sourcePixelFormat`` — or be a Motion-JPEG buffer for a
+    /// passthrough stream, whose bytes are written as they are (without a copy).
+    ///
+    /// Throws ``RecordingError/Code/invalidTimestamp`` for a time that is invalid, before the
+    /// start time, or not after the previous frame's (the writer stays usable), and the
+    /// encoding or writing failure that fails the writer otherwise.
+    package func append(_ buffer: PixelBuffer, presentationTime: MediaTime) throws(RecordingError) {
+        guard let video else {
+            throw RecordingError(.invalidState, "add a video stream before appending frames")
+        }
+        try requireWritable()
+        if video.settings.codec == .mjpegPassthrough {
+            guard buffer.pixelFormat == .mjpeg else {
+                throw RecordingError(
+                    .unsupportedFormat,
+                    "a Motion-JPEG passthrough stream takes JPEG frames, got \(buffer.pixelFormat.name)")
+            }
+            let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: buffer.dataSize)
+            try writePassthrough(bytes, presentationTime: presentationTime, owner: buffer)
+            return
+        }
+        guard buffer.width == video.settings.width, buffer.height == video.settings.height,
+            buffer.pixelFormat == video.settings.sourcePixelFormat
+        else {
+            throw RecordingError(
+                .unsupportedFormat,
+                "the video stream takes \(video.settings.sourcePixelFormat.name) \(video.settings.width)x\(video.settings.height) frames, got \(buffer.pixelFormat.name) \(buffer.width)x\(buffer.height)"
+            )
+        }
+        let ticks = try streamTicks(for: presentationTime, track: video.timing)
+        try writeHeaderIfNeeded()
+        do throws(RecordingError) {
+            try video.encode(buffer, pts: ticks) { packet throws(RecordingError) in try self.writeVideoPacket(packet) }
+            video.timing.accept(ticks)
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// Writes one Motion-JPEG frame (a complete JPEG image) of a passthrough stream as it is,
+    /// shown at `presentationTime`. The bytes are copied once into the packet.
+    package func appendVideoPacket(_ jpeg: UnsafeRawBufferPointer, presentationTime: MediaTime) throws(RecordingError) {
+        guard isPassthrough else {
+            throw RecordingError(.invalidState, "raw video packets need a Motion-JPEG passthrough video stream")
+        }
+        try requireWritable()
+        try writePassthrough(jpeg, presentationTime: presentationTime, owner: nil)
+    }
+
+    /// Encodes interleaved PCM (`format`, the audio stream's channel count) whose first sample
+    /// is heard at `presentationTime`. Samples follow on from the previous call's (the time of
+    /// each later call is used only to check order).
+    package func appendAudio(
+        _ samples: UnsafeRawBufferPointer, format: MovieAudioSampleFormat, presentationTime: MediaTime
+    ) throws(RecordingError) {
+        guard let audio else {
+            throw RecordingError(.invalidState, "add an audio stream before appending audio")
+        }
+        try requireWritable()
+        guard presentationTime.isValid else {
+            throw RecordingError(.invalidTimestamp, "an audio buffer needs a valid presentation time")
+        }
+        if origin == nil { origin = options.startTime ?? presentationTime }
+        guard let origin, presentationTime >= origin else {
+            throw RecordingError(
+                .invalidTimestamp, "audio at \(presentationTime) comes before the recording's start time")
+        }
+        try writeHeaderIfNeeded()
+        do throws(RecordingError) {
+            let start = (presentationTime - origin).converted(toTimescale: Int32(audio.sampleRate)).value
+            let count = try audio.encode(samples, format: format, startSample: start) {
+                packet throws(RecordingError) in try self.writeAudioPacket(packet)
+            }
+            audioSamplesWritten += Int64(count)
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    // MARK: Finishing
+
+    /// Drains the encoders, writes the trailer (the final index), fsyncs and closes the file:
+    /// only now is the file complete. A writer that never wrote a sample removes the empty file
+    /// it created and reports nothing written. A writer that failed closes what it wrote and
+    /// throws its failure again.
+    @discardableResult
+    package func finish() throws(RecordingError) -> MovieWriterSummary {
+        switch state {
+        case .finished:
+            throw RecordingError(.invalidState, "the recording is already finished")
+        case .failed(let error):
+            closeDestination(sync: options.synchronizesOnFinish)
+            release()
+            throw error
+        case .configuring:
+            // Nothing was ever written: leave nothing behind.
+            closeDestination(sync: false)
+            if url.isFileURL { unlink(url.path) }
+            release()
+            state = .finished
+            return summary
+        case .writing:
+            break
+        }
+        do throws(RecordingError) {
+            if let video {
+                try video.drain { packet throws(RecordingError) in try self.writeVideoPacket(packet) }
+            }
+            if let audio {
+                try audio.drain { packet throws(RecordingError) in try self.writeAudioPacket(packet) }
+            }
+            guard let context else { throw RecordingError(.invalidState, "the writer is closed") }
+            let status = av_write_trailer(context)
+            if status < 0 { throw ioFailure(status, "writing the movie's trailer") }
+            trailerWritten = true
+            if let error = closeDestination(sync: options.synchronizesOnFinish) { throw error }
+        } catch {
+            _ = fail(error)
+            closeDestination(sync: options.synchronizesOnFinish)
+            release()
+            throw error
+        }
+        let result = summary
+        release()
+        state = .finished
+        return result
+    }
+
+    /// Bytes in the file so far (or sent to the server), buffered bytes not counted.
+    package var bytesWritten: Int64 {
+        if let sink { return sink.pointee.size }
+        if let io = context?.pointee.pb { return io.pointee.bytes_written }
+        return finalBytes
+    }
+    private var finalBytes: Int64 = 0
+
+    /// The media time written so far: from the start time to the end of the last packet muxed.
+    package var durationWritten: MediaTime { writtenEnd }
+
+    /// Whether the writer failed (every later call throws the failure).
+    package var failure: RecordingError? {
+        if case .failed(let error) = state { return error }
+        return nil
+    }
+
+    /// What the writer has written.
+    package var summary: MovieWriterSummary {
+        let headerWritten: Bool
+        switch state {
+        case .configuring: headerWritten = false
+        default: headerWritten = true
+        }
+        let crashSafe =
+            container.isInherentlyCrashSafe || (container.supportsFragments && options.fragmentInterval.isValid)
+        return MovieWriterSummary(
+            bytesWritten: bytesWritten, bytesMuxed: bytesMuxed, durationWritten: writtenEnd,
+            videoFramesWritten: videoFramesWritten,
+            audioSamplesWritten: audioSamplesWritten, isComplete: trailerWritten,
+            isPlayable: trailerWritten
+                || (crashSafe && headerWritten && videoFramesWritten + Int(audioSamplesWritten) > 0)
+        )
+    }
+
+    // MARK: Internals
+
+    private func requireConfiguring(_ what: String) throws(RecordingError) {
+        guard case .configuring = state else {
+            throw RecordingError(.invalidState, "cannot \(what) once writing has begun")
+        }
+    }
+
+    private func requireWritable() throws(RecordingError) {
+        switch state {
+        case .configuring, .writing: return
+        case .finished: throw RecordingError(.invalidState, "the recording is finished; start a new writer")
+        case .failed(let error): throw error
+        }
+    }
+
+    /// Marks the writer failed with `error` (the first failure sticks) and returns it.
+    private func fail(_ error: RecordingError) -> RecordingError {
+        if case .failed(let first) = state { return first }
+        if error.code == .invalidTimestamp { return error }
+        state = .failed(error)
+        return error
+    }
+
+    /// `time` in ticks of the track's timescale since the origin; checks that it is valid, not
+    /// before the origin and after the track's previous sample, in its own and the stream's time base.
+    private func streamTicks(for time: MediaTime, track: TrackTiming) throws(RecordingError) -> Int64 {
+        guard time.isValid else {
+            throw RecordingError(.invalidTimestamp, "a frame needs a valid presentation time")
+        }
+        if origin == nil { origin = options.startTime ?? time }
+        guard let origin, time >= origin else {
+            throw RecordingError(
+                .invalidTimestamp, "a frame at \(time) comes before the recording's start time \(origin ?? .invalid)")
+        }
+        let ticks = (time - origin).converted(toTimescale: track.timescale).value
+        if let last = track.lastTicks, ticks <= last {
+            throw RecordingError(
+                .invalidTimestamp,
+                "a frame at \(time) does not come after the previous one (\(last) ticks of 1/\(track.timescale) s): drop it or fix the clock"
+            )
+        }
+        if let stream = track.stream, let last = track.lastTicks, isWriting {
+            let base = AVRational(num: 1, den: track.timescale)
+            if av_rescale_q(ticks, base, stream.pointee.time_base) <= av_rescale_q(last, base, stream.pointee.time_base)
+            {
+                throw RecordingError(
+                    .invalidTimestamp,
+                    "a frame at \(time) is too close to the previous one for the container's time base 1/\(stream.pointee.time_base.den)"
+                )
+            }
+        }
+        return ticks
+    }
+
+    private func writeHeaderIfNeeded() throws(RecordingError) {
+        guard case .configuring = state else { return }
+        guard let context else { throw RecordingError(.invalidState, "the writer is closed") }
+        var dictionary: OpaquePointer?
+        defer { av_dict_free(&dictionary) }
+        if container.supportsFragments, options.fragmentInterval.isValid {
+            // Crash-safe: an empty moov, then self-contained fragments cut by duration. Never
+            // frag_keyframe (an all-keyframe MJPEG stream would make every frame a fragment) and
+            // never faststart (it rewrites the file at the end).
+            av_dict_set(&dictionary, "movflags", "empty_moov+default_base_moof", 0)
+            let micros = max(1, options.fragmentInterval.nanoseconds / 1000)
+            av_dict_set(&dictionary, "frag_duration", String(micros), 0)
+        }
+        if container == .matroska, options.fragmentInterval.isValid {
+            let millis = max(1, options.fragmentInterval.nanoseconds / 1_000_000)
+            av_dict_set(&dictionary, "cluster_time_limit", String(millis), 0)
+        }
+        for (key, value) in options.metadata.sorted(by: { $0.key < $1.key }) {
+            av_dict_set(&context.pointee.metadata, key, value, 0)
+        }
+        if !url.isFileURL, context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
+            var io: UnsafeMutablePointer<AVIOContext>?
+            let status = avio_open2(&io, url.absoluteString, AVIO_FLAG_WRITE, nil, nil)
+            guard status >= 0 else {
+                throw fail(RecordingError.ffmpeg(status, "cannot connect to \(url.absoluteString)"))
+            }
+            context.pointee.pb = io
+        }
+        let status = avformat_write_header(context, &dictionary)
+        guard status >= 0 else {
+            throw fail(ioFailure(status, "writing the movie's header to \(url.absoluteString)"))
+        }
+        state = .writing
+    }
+
+    private func writePassthrough(
+        _ jpeg: UnsafeRawBufferPointer, presentationTime: MediaTime, owner: PixelBuffer?
+    ) throws(RecordingError) {
+        guard let video, let packet else { throw RecordingError(.invalidState, "no video stream") }
+        guard jpeg.count > 4, let base = jpeg.baseAddress, jpeg[0] == 0xFF, jpeg[1] == 0xD8 else {
+            throw RecordingError(.invalidArgument, "a Motion-JPEG frame must be a JPEG image (start with FF D8)")
+        }
+        let ticks = try streamTicks(for: presentationTime, track: video.timing)
+        try writeHeaderIfNeeded()
+        av_packet_unref(packet)
+        if let owner {
+            // Zero copy: the packet references the buffer's memory and keeps the buffer alive.
+            let retained = Unmanaged.passRetained(owner).toOpaque()
+            guard
+                let reference = av_buffer_create(
+                    UnsafeMutablePointer(mutating: base.assumingMemoryBound(to: UInt8.self)), jpeg.count,
+                    { opaque, _ in if let opaque { Unmanaged<PixelBuffer>.fromOpaque(opaque).release() } },
+                    retained, 0)
+            else {
+                Unmanaged<PixelBuffer>.fromOpaque(retained).release()
+                throw fail(RecordingError(.encoderFailed, "out of memory wrapping a JPEG frame"))
+            }
+            packet.pointee.buf = reference
+            packet.pointee.data = reference.pointee.data
+            packet.pointee.size = Int32(jpeg.count)
+        } else {
+            let status = av_new_packet(packet, Int32(jpeg.count))
+            guard status >= 0 else { throw fail(.ffmpeg(status, "allocating a JPEG packet")) }
+            packet.pointee.data.update(from: base.assumingMemoryBound(to: UInt8.self), count: jpeg.count)
+        }
+        packet.pointee.pts = ticks
+        packet.pointee.dts = ticks
+        packet.pointee.duration = video.nominalFrameTicks
+        packet.pointee.flags |= AV_PKT_FLAG_KEY
+        packet.pointee.time_base = AVRational(num: 1, den: video.timing.timescale)
+        do throws(RecordingError) {
+            try writeVideoPacket(packet)
+            video.timing.accept(ticks)
+        } catch {
+            throw fail(error)
+        }
+    }
+
+    /// Muxes a video packet whose times are in the track's timescale (consumes the packet).
+    private func writeVideoPacket(_ packet: UnsafeMutablePointer<AVPacket>) throws(RecordingError) {
+        guard let video, let stream = video.timing.stream else { return }
+        if packet.pointee.duration <= 0 { packet.pointee.duration = video.nominalFrameTicks }
+        try mux(packet, from: AVRational(num: 1, den: video.timing.timescale), to: stream)
+        videoFramesWritten += 1
+    }
+
+    private func writeAudioPacket(_ packet: UnsafeMutablePointer<AVPacket>) throws(RecordingError) {
+        guard let audio, let stream = audio.stream else { return }
+        try mux(packet, from: AVRational(num: 1, den: Int32(audio.sampleRate)), to: stream)
+    }
+
+    private func mux(
+        _ packet: UnsafeMutablePointer<AVPacket>, from base: AVRational, to stream: UnsafeMutablePointer<AVStream>
+    ) throws(RecordingError) {
+        guard let context else { throw RecordingError(.invalidState, "the writer is closed") }
+        packet.pointee.stream_index = stream.pointee.index
+        av_packet_rescale_ts(packet, base, stream.pointee.time_base)
+        let end = packet.pointee.pts + max(0, packet.pointee.duration)
+        let timeBase = stream.pointee.time_base
+        let size = Int64(packet.pointee.size)
+        let status = av_interleaved_write_frame(context, packet)
+        if status < 0 { throw ioFailure(status, "writing to \(url.isFileURL ? url.path : url.absoluteString)") }
+        bytesMuxed += size
+        if timeBase.num > 0, timeBase.den > 0 {
+            let endTime = MediaTime(value: end * Int64(timeBase.num), timescale: timeBase.den)
+            if endTime > writtenEnd { writtenEnd = endTime }
+        }
+    }
+
+    /// The error for a failed libavformat call, preferring the errno the file sink saw (a
+    /// muxer may report a write failure as a generic I/O error).
+    private func ioFailure(_ status: Int32, _ what: String) -> RecordingError {
+        if let sink, sink.pointee.error != 0 {
+            return RecordingError.ffmpeg(vf_averror(sink.pointee.error), what)
+        }
+        return RecordingError.ffmpeg(status, what)
+    }
+
+    /// Flushes, optionally fsyncs, and closes the destination. Returns a failure of those steps.
+    @discardableResult
+    private func closeDestination(sync: Bool) -> RecordingError? {
+        guard let context else { return nil }
+        var failure: RecordingError?
+        if let io = context.pointee.pb {
+            avio_flush(io)
+            if vf_avio_error(io) < 0 {
+                failure = ioFailure(vf_avio_error(io), "flushing \(url.path)")
+            }
+        }
+        finalBytes = bytesWritten
+        if sink != nil {
+            vf_file_sink_close(&context.pointee.pb)
+        } else if context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0, context.pointee.pb != nil {
+            avio_closep(&context.pointee.pb)
+        }
+        if fileDescriptor >= 0 {
+            if sync, fsync(fileDescriptor) != 0, failure == nil {
+                failure = RecordingError(.ioError, "fsync of \(url.path) failed", errno: errno)
+            }
+            if close(fileDescriptor) != 0, failure == nil {
+                failure = RecordingError(.ioError, "closing \(url.path) failed", errno: errno)
+            }
+            fileDescriptor = -1
+        }
+        return failure
+    }
+
+    /// Frees everything FFmpeg-side (closing the destination first if still open).
+    private func release() {
+        if context != nil { closeDestination(sync: false) }
+        video = nil
+        audio = nil
+        if let sink {
+            sink.deinitialize(count: 1)
+            sink.deallocate()
+            self.sink = nil
+        }
+        if packet != nil { av_packet_free(&packet) }
+        if let context {
+            avformat_free_context(context)
+            self.context = nil
+        }
+    }
+}
+
+/// FFmpeg's global log level.
+enum FFmpegLog {
+    /// FFmpeg logs to stderr at "info" by default (libx264's statistics, deprecation notes); a
+    /// library keeps quiet except for errors. Evaluated once, by the first writer or reader.
+    static let quiet: Void = av_log_set_level(AV_LOG_ERROR)
+}
+
+/// The timing of one track: its timescale, stream, and last sample's ticks.
+final class TrackTiming {
+    let timescale: Int32
+    var stream: UnsafeMutablePointer<AVStream>?
+    private(set) var lastTicks: Int64?
+
+    init(timescale: Int32) { self.timescale = timescale }
+
+    func accept(_ ticks: Int64) { lastTicks = ticks }
+}
