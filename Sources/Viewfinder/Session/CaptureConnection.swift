@@ -60,10 +60,17 @@ public final class CaptureConnection: Sendable {
     public var isVideoMirroringSupported: Bool { true }
 
     /// Whether frames are flipped left to right (after rotation); takes effect between frames.
-    /// Setting it cannot report an error; ``setVideoMirrored(_:)`` does.
+    /// If the output cannot apply it, the old setting stays and the error is posted as the
+    /// session's ``CaptureSession/runtimeErrorNotification``; ``setVideoMirrored(_:)`` throws it.
     public var isVideoMirrored: Bool {
         get { state.withLock { $0.mirrored } }
-        set { try? setVideoMirrored(newValue) }
+        set {
+            do throws(CaptureError) {
+                try setVideoMirrored(newValue)
+            } catch {
+                output?.session?.postRuntimeError(error)
+            }
+        }
     }
 
     /// Sets ``isVideoMirrored``, renegotiating the output's chain if it is streaming; if the new
