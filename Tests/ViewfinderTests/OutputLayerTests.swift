@@ -198,3 +198,43 @@ struct OutputLayerTests {
         #expect(delegate.drops.isEmpty)
     }
 }
+
+@Suite("Time kept increasing")
+struct MonotonicTimeTests {
+    @Test("a device clock that steps back is reported as a discontinuity and delivered times keep increasing")
+    func backwardStep() throws {
+        let clock = ManualClock()
+        let rig = try Rig(
+            camera: .init(clock: clock, formats: virtualFormats(.nv12VideoRange)), delegate: RecordingDelegate())
+        try rig.output.setMinFrameDuration(.fps(30))
+        rig.start()
+        rig.settle(clock)
+        let connection = try #require(rig.output.connection(with: .video))
+        rig.session.stopRunning()
+        // Fed by hand from here, to a delegate of its own.
+        let delegate = RecordingDelegate(readsPattern: false)
+        rig.output.setSampleBufferDelegate(delegate, queue: delegate.queue)
+        rig.output.sessionWillStartRunning()
+        try rig.output.prepareToStream(format: rig.camera.device.activeFormat, frameDuration: .fps(30))
+        let pool = try PixelBufferPool(pixelFormat: .nv12VideoRange, width: 640, height: 480, capacity: 4)
+        // 0, 1/30, 2/30, then the clock jumps 10 s back and runs on; then a sample with no time.
+        let seconds: [MediaTime] =
+            [0, 1, 2].map { MediaTime.fps(30) * Int64($0) } + [MediaTime(value: -98, timescale: 10)]
+            + [1, 2, 3].map { MediaTime(value: -98, timescale: 10) + MediaTime.fps(30) * Int64($0) } + [.invalid]
+        for (index, time) in seconds.enumerated() {
+            let frame = CapturedFrame(
+                buffer: try #require(pool.makePixelBuffer()), presentationTime: time, duration: .fps(30),
+                sequenceNumber: UInt64(index), hostArrivalTime: HostClock().now())
+            rig.output.receive(frame, from: connection)
+            #expect(rig.output.waitUntilDelivered(timeout: 10))
+        }
+        let times = delegate.frames.map(\.presentationTime)
+        #expect(times.count == 6, "the step back and the timeless sample are not delivered")
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 < $1 }, "delivered times strictly increase")
+        #expect(times.last == MediaTime.fps(30) * 6, "after the step the time line continues frame by frame")
+        #expect(delegate.dropped(.discontinuity) == 2)
+        let stats = rig.output.statistics
+        #expect(stats.rateGated == 0, "the gate is not fooled by the step")
+        #expect(stats.captured == 8 && stats.delivered == 6 && stats.droppedDiscontinuity == 2)
+    }
+}

@@ -106,6 +106,10 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         var drainScheduled = false
         var lastSequence: UInt64?
         var lastAcceptedTime: MediaTime?
+        /// The (adjusted) time of the last sample seen, and what is added to the device's times
+        /// after it stepped back, so delivered times keep increasing.
+        var lastTime: MediaTime?
+        var timeOffset = MediaTime.zero
         var statistics = CaptureOutput.Statistics()
         var latencies = LatencyWindow()
 
@@ -187,6 +191,8 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             state.budget = FrameBudget(limit: budgetLimit)
             state.lastSequence = nil
             state.lastAcceptedTime = nil
+            state.lastTime = nil
+            state.timeOffset = .zero
         }
     }
 
@@ -252,10 +258,19 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
 
     /// The drop decisions, under the lock.
     private static func accept(
-        _ sample: CapturedSample, context: Context, budget: FrameBudget, connection: CaptureConnection,
+        _ incoming: CapturedSample, context: Context, budget: FrameBudget, connection: CaptureConnection,
         state: inout State
     ) {
         state.statistics.captured += 1
+        var sample = incoming
+        guard keepTimeIncreasing(&sample, state: &state) else {
+            // A device clock that stepped back, or a sample without a time: never passed on as
+            // time going backwards. Reported, and later samples continue from the last time.
+            state.statistics.droppedDiscontinuity += 1
+            state.lastSequence = sample.sequenceNumber
+            enqueueDrop(DropReport(sample, reason: .discontinuity, connection: connection), state: &state)
+            return
+        }
         if let last = state.lastSequence, sample.sequenceNumber > last &+ 1 {
             let lost = sample.sequenceNumber - last - 1
             let count = Int(clamping: lost)
@@ -305,6 +320,28 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             state.queuedDrops += 1
         }
         state.waitingSample = state.queue.append(.sample(accepted))
+    }
+
+    /// Shifts `sample` onto the engine's time line; `false` (the sample is to be dropped) when
+    /// its time is not numeric or not after the last sample's: the offset then moves so the next
+    /// samples continue one duration after the last.
+    private static func keepTimeIncreasing(_ sample: inout CapturedSample, state: inout State) -> Bool {
+        let raw = sample.presentationTime
+        guard raw.isNumeric else { return false }
+        let adjusted = raw + state.timeOffset
+        guard let last = state.lastTime, adjusted <= last else {
+            sample.presentationTime = adjusted
+            state.lastTime = adjusted
+            return true
+        }
+        let step =
+            sample.duration.isNumeric && sample.duration > .zero
+            ? sample.duration : MediaTime(value: 1, timescale: 1_000_000_000)
+        let slot = last + step
+        state.timeOffset = slot - raw
+        state.lastTime = slot
+        sample.presentationTime = slot
+        return false
     }
 
     private static func enqueueDrop(_ drop: DropReport, state: inout State) {
