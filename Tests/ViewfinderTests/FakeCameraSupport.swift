@@ -72,7 +72,8 @@ struct FakeCameraFile {
     /// The device file's contents.
     func contents() throws -> Data {
         let parsed = try V4L2FormatListing.parse(listing)
-        var header = "VIEWFINDER-FAKE-CAMERA 1\ncard \(card)\ndriver \(driver)\nbus \(busInfo)\npaced \(paced ? 1 : 0)\n"
+        var header =
+            "VIEWFINDER-FAKE-CAMERA 1\ncard \(card)\ndriver \(driver)\nbus \(busInfo)\npaced \(paced ? 1 : 0)\n"
         if isMetadata { header += "metadata\n" }
         for format in parsed.formats {
             let description = format.description.isEmpty ? V4L2FourCC.string(format.fourCC) : format.description
