@@ -35,6 +35,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <turbojpeg.h>
 #include <unistd.h>
 
 #define SIGNATURE "VIEWFINDER-FAKE-CAMERA 1"
@@ -53,6 +54,7 @@ struct frame {
     uint32_t width, height;
     const uint8_t *data;
     size_t length;
+    uint8_t *owned;  // an encoded JPEG (freed with the model)
 };
 
 struct format {
@@ -152,6 +154,7 @@ static void free_model(struct model *m) {
     for (int i = 0; i < m->format_count; i++) {
         for (int j = 0; j < m->formats[i].size_count; j++) free(m->formats[i].sizes[j].intervals);
         free(m->formats[i].sizes);
+        for (int j = 0; j < m->formats[i].frame_count; j++) tjFree(m->formats[i].frames[j].owned);
         free(m->formats[i].frames);
     }
     free(m->formats);
@@ -160,6 +163,58 @@ static void free_model(struct model *m) {
     free(m->controls);
     if (m->map) munmap(m->map, m->map_length);
     memset(m, 0, sizeof *m);
+}
+
+// Encodes an NV12 image (full range, as JFIF means it) as a baseline JPEG, 4:2:2 or 4:2:0 as UVC
+// cameras send them, optionally without its Huffman tables (DHT segments), as many UVC cameras omit.
+static uint8_t *encode_jpeg(const uint8_t *nv12, uint32_t width, uint32_t height, int subsampling, int quality,
+    int strip_huffman, size_t *length) {
+    int sub = subsampling == 420 ? TJSAMP_420 : TJSAMP_422;
+    uint32_t chroma_width = (width + 1) / 2, chroma_height = sub == TJSAMP_420 ? (height + 1) / 2 : height;
+    const uint8_t *y = nv12, *uv = nv12 + (size_t)width * height;
+    uint8_t *u = malloc((size_t)chroma_width * chroma_height), *v = malloc((size_t)chroma_width * chroma_height);
+    for (uint32_t row = 0; row < chroma_height; row++) {
+        const uint8_t *source = uv + (size_t)(sub == TJSAMP_420 ? row : row / 2) * chroma_width * 2;
+        for (uint32_t column = 0; column < chroma_width; column++) {
+            u[row * chroma_width + column] = source[column * 2];
+            v[row * chroma_width + column] = source[column * 2 + 1];
+        }
+    }
+    const unsigned char *planes[3] = {y, u, v};
+    int strides[3] = {(int)width, (int)chroma_width, (int)chroma_width};
+    unsigned char *jpeg = NULL;
+    unsigned long size = 0;
+    tjhandle handle = tjInitCompress();
+    int failed = !handle || tjCompressFromYUVPlanes(handle, planes, (int)width, strides, (int)height, sub, &jpeg,
+                                &size, quality, TJFLAG_ACCURATEDCT) != 0;
+    if (handle) tjDestroy(handle);
+    free(u);
+    free(v);
+    if (failed) {
+        tjFree(jpeg);
+        return NULL;
+    }
+    if (strip_huffman) {
+        size_t out = 2;
+        for (size_t at = 2; at + 4 <= size;) {
+            if (jpeg[at] != 0xFF) break;
+            uint8_t marker = jpeg[at + 1];
+            size_t segment = 2 + ((size_t)jpeg[at + 2] << 8 | jpeg[at + 3]);
+            if (marker == 0xDA) {  // start of scan: the rest is entropy-coded data
+                memmove(jpeg + out, jpeg + at, size - at);
+                out += size - at;
+                break;
+            }
+            if (marker != 0xC4) {
+                memmove(jpeg + out, jpeg + at, segment);
+                out += segment;
+            }
+            at += segment;
+        }
+        size = out;
+    }
+    *length = size;
+    return jpeg;
 }
 
 #define GROW(array, count) (array = realloc(array, sizeof *(array) * ((count) + 1)), &(array)[(count)++])
@@ -178,6 +233,7 @@ static int parse_model(struct model *m, void *map, size_t length) {
     struct {
         uint32_t fourcc, width, height;
         size_t offset, length;
+        int subsampling, quality, strip_huffman;  // subsampling 0: raw payload
     } *pending = NULL;
     int pending_count = 0;
     char line[512];
@@ -245,6 +301,25 @@ static int parse_model(struct model *m, void *map, size_t length) {
             pending[pending_count].height = height;
             pending[pending_count].offset = at;
             pending[pending_count].length = size;
+            pending[pending_count].subsampling = 0;
+            pending_count++;
+        } else if (!strcmp(word, "frame-jpeg")) {
+            // An NV12 (full range) payload the plugin encodes as an MJPG frame.
+            unsigned width, height;
+            unsigned long long at, size;
+            int subsampling, quality, strip;
+            if (sscanf(line, "frame-jpeg %u %u %llu %llu %d %d %d", &width, &height, &at, &size, &subsampling,
+                    &quality, &strip) != 7 || size < (unsigned long long)width * height * 3 / 2)
+                goto fail;
+            pending = realloc(pending, sizeof *pending * (pending_count + 1));
+            pending[pending_count].fourcc = V4L2_PIX_FMT_MJPEG;
+            pending[pending_count].width = width;
+            pending[pending_count].height = height;
+            pending[pending_count].offset = at;
+            pending[pending_count].length = size;
+            pending[pending_count].subsampling = subsampling;
+            pending[pending_count].quality = quality;
+            pending[pending_count].strip_huffman = strip;
             pending_count++;
         } else if (!strcmp(word, "data")) {
             data = (const uint8_t *)text + offset;
@@ -263,6 +338,13 @@ static int parse_model(struct model *m, void *map, size_t length) {
             f->height = pending[p].height;
             f->data = data + pending[p].offset;
             f->length = pending[p].length;
+            f->owned = NULL;
+            if (pending[p].subsampling) {
+                f->owned = encode_jpeg(f->data, f->width, f->height, pending[p].subsampling, pending[p].quality,
+                    pending[p].strip_huffman, &f->length);
+                if (!f->owned) goto fail;
+                f->data = f->owned;
+            }
         }
     }
     free(pending);

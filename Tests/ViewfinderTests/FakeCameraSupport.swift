@@ -44,8 +44,17 @@ struct FakeCameraFile {
     var isMetadata = false
     /// Whether DQBUF waits for each frame's due time (otherwise frames come as fast as asked for).
     var paced = true
-    /// Frames to serve per format and size, cycled.
-    var frames: [(fourCC: String, width: Int, height: Int, bytes: [UInt8])] = []
+    /// Frames to serve per format and size, cycled (`jpeg`: the plugin encodes the NV12 bytes).
+    var frames: [(fourCC: String, width: Int, height: Int, bytes: [UInt8], jpeg: JPEG?)] = []
+
+    /// How the plugin encodes a frame as JPEG.
+    struct JPEG {
+        /// 422 or 420.
+        var subsampling = 422
+        var quality = 85
+        /// Leave out the Huffman tables, as many UVC cameras do.
+        var omitsHuffmanTables = false
+    }
 
     /// Brightness, an integer control, with these values.
     var brightness = (minimum: -64, maximum: 64, defaultValue: 0, value: 0)
@@ -54,7 +63,15 @@ struct FakeCameraFile {
     mutating func addPatternFrames(_ pixelFormat: PixelFormat, width: Int, height: Int, count: Int) {
         let fourCC = V4L2FourCC.string(V4L2FourCC.fourCC(pixelFormat)!)
         for number in 0..<count {
-            frames.append((fourCC, width, height, Self.patternFrame(pixelFormat, width, height, number: number)))
+            frames.append((fourCC, width, height, Self.patternFrame(pixelFormat, width, height, number: number), nil))
+        }
+    }
+
+    /// Adds `count` MJPG test-pattern frames (full range, as JFIF means), encoded by the plugin.
+    mutating func addJPEGPatternFrames(width: Int, height: Int, count: Int, _ jpeg: JPEG = JPEG()) {
+        for number in 0..<count {
+            frames.append(
+                ("MJPG", width, height, Self.patternFrame(.nv12FullRange, width, height, number: number), jpeg))
         }
     }
 
@@ -90,7 +107,12 @@ struct FakeCameraFile {
         header += "control 0x00980900 1 \(b.minimum) \(b.maximum) 1 \(b.defaultValue) \(b.value) 0 Brightness\n"
         var offset = 0
         for frame in frames {
-            header += "frame \(frame.fourCC) \(frame.width) \(frame.height) \(offset) \(frame.bytes.count)\n"
+            if let jpeg = frame.jpeg {
+                header +=
+                    "frame-jpeg \(frame.width) \(frame.height) \(offset) \(frame.bytes.count) \(jpeg.subsampling) \(jpeg.quality) \(jpeg.omitsHuffmanTables ? 1 : 0)\n"
+            } else {
+                header += "frame \(frame.fourCC) \(frame.width) \(frame.height) \(offset) \(frame.bytes.count)\n"
+            }
             offset += frame.bytes.count
         }
         header += "data\n"
@@ -139,9 +161,15 @@ final class FakeCameraRig {
     /// The V4L2 devices present now.
     var devices: [CaptureDevice] { registry.devices().filter { $0.backend is V4L2CameraBackend } }
 
-    /// The device of `camera`.
+    /// The device of `camera`. Waits for it: a scan that inotify started for the file may still be
+    /// running, and until it ends discovery answers with the previous scan's devices.
     func device(_ camera: FakeCameraFile) throws -> CaptureDevice {
-        try #require(devices.first { $0.uniqueID == "v4l2:\(camera.busInfo)" })
+        var found: CaptureDevice?
+        _ = wait {
+            found = devices.first { $0.uniqueID == "v4l2:\(camera.busInfo)" }
+            return found != nil
+        }
+        return try #require(found)
     }
 
     /// Waits until `condition` holds (hot-plug is noticed asynchronously through inotify).

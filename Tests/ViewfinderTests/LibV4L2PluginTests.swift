@@ -241,4 +241,82 @@ struct LibV4L2PluginTests {
         #expect(!printed.contains("libv4l2"), "stderr: \(printed.prefix(300))")
         held.releaseKept()
     }
+
+    /// An MJPEG-only camera (the plugin encodes the pattern) at 1920x1080 and 640x480.
+    static func jpegCamera(_ jpeg: FakeCameraFile.JPEG) -> FakeCameraFile {
+        var camera = FakeCameraFile()
+        camera.card = "Fake MJPEG Camera"
+        camera.listing = """
+            \t[0]: 'MJPG' (Motion-JPEG, compressed)
+            \t\tSize: Discrete 1920x1080
+            \t\t\tInterval: Discrete 0.033s (30.000 fps)
+            \t\tSize: Discrete 640x480
+            \t\t\tInterval: Discrete 0.033s (30.000 fps)
+            """
+        camera.addJPEGPatternFrames(width: 1920, height: 1080, count: 1, jpeg)
+        camera.addJPEGPatternFrames(width: 640, height: 480, count: 3, jpeg)
+        return camera
+    }
+
+    /// Streams `fourCC` at `width`x`height` straight through libv4l2 until a frame arrives or
+    /// DQBUF fails; returns the failure's errno (nil: a frame came).
+    static func firstFrameError(path: String, fourCC: String, width: UInt32, height: UInt32) throws -> Int32? {
+        let interface = LibV4L2Interface()
+        let fd = try interface.open(path, flags: O_RDWR | O_NONBLOCK)
+        defer { interface.close(fd) }
+        var format = v4l2_format()
+        format.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
+        format.fmt.pix.width = width
+        format.fmt.pix.height = height
+        format.fmt.pix.pixelformat = try #require(V4L2FourCC.code(fourCC))
+        try interface.ioctl(fd, VF_VIDIOC_S_FMT, &format)
+        let layout = PlaneLayout(pixelFormat: .i420, width: Int(width), height: Int(height))
+        let ring = try V4L2BufferRing.start(interface: interface, fd: fd, count: 2, layout: layout, isEmulated: true)
+        defer { ring.shutDown() }
+        for _ in 0..<200 {
+            _ = try interface.poll(fd, events: Int16(POLLIN), timeoutMilliseconds: 100)
+            var buffer = V4L2BufferRing.makeBuffer(index: 0)
+            do {
+                try interface.ioctl(fd, VF_VIDIOC_DQBUF, &buffer)
+                try ring.requeue(index: Int(buffer.index))
+                return nil
+            } catch  where error.code == EAGAIN {
+                continue
+            } catch {
+                return error.code
+            }
+        }
+        return EAGAIN
+    }
+
+    @Test(
+        "bug 4: emulated I420 from a JPEG source at sizes libv4lconvert cannot decode to planar YUV is not offered",
+        arguments: [422, 420])
+    func emulationThatFailsIsNotOffered(subsampling: Int) throws {
+        let rig = try FakeCameraRig()
+        let camera = Self.jpegCamera(.init(subsampling: subsampling))
+        let path = try rig.plug(camera)
+        let device = try rig.device(camera)
+        let emulated = device.formats.filter(\.isEmulated)
+        #expect(emulated.map(\.dimensions) == [.init(width: 640, height: 480)], "not 1920x1080 (1080 % 16 != 0)")
+        #expect(emulated.allSatisfy { $0.pixelFormat == .i420 })
+        // Why: libv4lconvert fails every 1080p frame of a 4:2:0 camera (4:2:2 happens to decode).
+        var failure: Int32?
+        let printed = try capturingStandardError {
+            failure = try Self.firstFrameError(path: path, fourCC: "YU12", width: 1920, height: 1080)
+        }
+        if subsampling == 420 {
+            #expect(failure == EIO)
+            #expect(printed.contains("dctsize"))
+        }
+        // The 640x480 emulation works, and the pattern survives the JPEG round trip.
+        let sink = RecordingSink()
+        let vga = try #require(emulated.first)
+        let backend = try #require(device.backend as? V4L2CameraBackend)
+        _ = try backend.startStreaming(format: vga, frameDuration: .invalid, sink: sink)
+        #expect(sink.waitForFrames(3))
+        backend.stopStreaming()
+        #expect(sink.recorded.prefix(3).map(\.patternNumber) == [0, 1, 2])
+        #expect(sink.errors.isEmpty)
+    }
 }
