@@ -10,6 +10,7 @@
 #       of a copy that adds our plugin, so nothing on the machine changes), otherwise, as root, by
 #       copying it in and removing it on exit. Where neither works CMD runs without it and
 #       VIEWFINDER_FAKE_CAMERA_SKIPPED says why (the plugin tests then report themselves skipped).
+#       VIEWFINDER_FAKE_CAMERA_NO_NAMESPACE=1 skips the namespace (to try the copying fallback).
 #
 # libv4l2 loads every *.so in the directory fixed at its build time (Debian: the multiarch
 # libv4l/plugins), in name order; ours sorts before libv4l-mplane.so so it answers first. It only
@@ -73,6 +74,7 @@ stage_plugins() {
 
 # The unshare flags that give a private mount namespace here (empty when none does).
 namespace_flags() {
+    [ -z "${VIEWFINDER_FAKE_CAMERA_NO_NAMESPACE:-}" ] || return 0
     local flags=(-m --propagation private)
     [ "$(id -u)" -eq 0 ] || flags=(-r "${flags[@]}")
     [ -d "$(plugin_dir)" ] || return 0

@@ -211,7 +211,7 @@ struct LibV4L2PluginTests {
             session.stopRunning()
         }
         #expect(delegate.frames.count >= 100, "about 300 frames at 30 fps")
-        #expect(!printed.contains("libv4l2"), "stderr: \(printed.prefix(300))")
+        #expect(!printed.contains("libv4l2:"), "stderr: \(printed.prefix(300))")
     }
 
     @Test("bug 2: an emulated stream whose frame is still held can be stopped and reconfigured")
@@ -238,7 +238,7 @@ struct LibV4L2PluginTests {
         }
         #expect(sink.recorded.first?.dataSize == 640 * 480 * 3 / 2)
         #expect(held.recorded.map(\.patternNumber).first == 0, "converted I420 still carries the pattern")
-        #expect(!printed.contains("libv4l2"), "stderr: \(printed.prefix(300))")
+        #expect(!printed.contains("libv4l2:"), "stderr: \(printed.prefix(300))")
         held.releaseKept()
     }
 
