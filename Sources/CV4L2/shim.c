@@ -15,6 +15,14 @@ void *vf_v4l2_mmap(void *start, size_t length, int prot, int flags, int fd, int6
 }
 int vf_v4l2_munmap(void *start, size_t length) { return v4l2_munmap(start, length); }
 
+static __thread uint32_t vf_conversion_source;
+
+uint32_t vf_v4l2_take_conversion_source(void) {
+    uint32_t source = vf_conversion_source;
+    vf_conversion_source = 0;
+    return source;
+}
+
 // libv4l2 writes each message with one fprintf and an fflush, so every write is whole lines.
 static ssize_t vf_log_write(void *cookie, const char *buffer, size_t size) {
     (void)cookie;
@@ -22,6 +30,10 @@ static ssize_t vf_log_write(void *cookie, const char *buffer, size_t size) {
     while (line < end) {
         const char *newline = memchr(line, '\n', (size_t)(end - line));
         size_t length = newline ? (size_t)(newline - line) + 1 : (size_t)(end - line);
+        const char *source = memmem(line, length, "converting from: ", 17);
+        if (source && source + 21 <= line + length)
+            vf_conversion_source = (uint32_t)(unsigned char)source[17] | (uint32_t)(unsigned char)source[18] << 8 |
+                                   (uint32_t)(unsigned char)source[19] << 16 | (uint32_t)(unsigned char)source[20] << 24;
         // Only what libv4l2 would print without a log file: errors and warnings (not its debug log),
         // minus the EAGAIN of a non-blocking DQBUF, which is no error.
         int shown = (length >= 14 && (!strncmp(line, "libv4l2: error", 14) || !strncmp(line, "libv4l2: warning", 16)));

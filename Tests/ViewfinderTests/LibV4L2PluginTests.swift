@@ -319,4 +319,61 @@ struct LibV4L2PluginTests {
         #expect(sink.recorded.prefix(3).map(\.patternNumber) == [0, 1, 2])
         #expect(sink.errors.isEmpty)
     }
+
+    /// The first frame's bytes, copied.
+    final class FirstFrameSink: DeviceStreamSink, @unchecked Sendable {  // unchecked: state is in a Mutex.
+        private let bytes = Mutex<[UInt8]?>(nil)
+        let arrived = DispatchSemaphore(value: 0)
+        func deviceDidCapture(_ frame: CapturedFrame) {
+            let copy = Array(UnsafeRawBufferPointer(start: frame.buffer.baseAddress, count: frame.buffer.dataSize))
+            let isFirst = bytes.withLock { stored in
+                defer { if stored == nil { stored = copy } }
+                return stored == nil
+            }
+            if isFirst { arrived.signal() }
+        }
+        func deviceDidFail(_ error: CaptureError) {}
+        var frame: [UInt8]? { bytes.withLock { $0 } }
+    }
+
+    /// The largest difference between `frame` and the video-range I420 pattern frame 0 at the
+    /// centres of the colour bars (Y, Cb and Cr), away from JPEG's ringing at the edges.
+    static func barDifference(_ frame: [UInt8], width: Int, height: Int) -> Int {
+        let expected = FakeCameraFile.patternFrame(.i420, width, height, number: 0)
+        let rows = TestPattern.barRows(height: height)
+        let y = (rows.lowerBound + rows.upperBound) / 2 & ~1
+        var worst = 0
+        for bar in 0..<8 {
+            let columns = TestPattern.barColumns(bar, width: width)
+            let x = (columns.lowerBound + columns.upperBound) / 2 & ~1
+            let luma = y * width + x
+            let chroma = (y / 2) * (width / 2) + x / 2
+            let cb = width * height + chroma
+            let cr = width * height * 5 / 4 + chroma
+            for index in [luma, cb, cr] { worst = max(worst, abs(Int(frame[index]) - Int(expected[index]))) }
+        }
+        return worst
+    }
+
+    @Test(
+        "bug 3: emulated I420 decoded from JPEG (full range) is delivered in video range, as from a YUYV camera",
+        arguments: [true, false])
+    func emulatedRange(fromJPEG: Bool) throws {
+        let rig = try FakeCameraRig()
+        let camera = fromJPEG ? Self.jpegCamera(.init(subsampling: 422, quality: 95)) : Self.smallCamera()
+        try rig.plug(camera)
+        let device = try rig.device(camera)
+        let backend = try #require(device.backend as? V4L2CameraBackend)
+        let width = fromJPEG ? 640 : 320
+        let height = fromJPEG ? 480 : 240
+        let format = try #require(
+            device.formats.first { $0.isEmulated && $0.dimensions == .init(width: width, height: height) })
+        let sink = FirstFrameSink()
+        _ = try backend.startStreaming(format: format, frameDuration: .invalid, sink: sink)
+        #expect(sink.arrived.wait(timeout: .now() + 10) == .success)
+        backend.stopStreaming()
+        let frame = try #require(sink.frame)
+        try #require(frame.count == width * height * 3 / 2)
+        #expect(Self.barDifference(frame, width: width, height: height) <= 3)
+    }
 }
