@@ -630,6 +630,17 @@ static int dequeue(struct camera *c, struct v4l2_buffer *b) {
             wait_until(c, &deadline);
             continue;
         }
+        if (c->model.paced) {
+            // Frames whose time passed while no buffer was queued are lost, as a driver loses
+            // them: they show as a gap in the sequence numbers.
+            int64_t interval = interval_ns(c->interval);
+            int64_t late = nanoseconds(&t) - nanoseconds(&c->due);
+            if (interval > 0 && late >= interval) {
+                int64_t missed = late / interval;
+                c->sequence += (uint32_t)missed;
+                c->due = from_nanoseconds(nanoseconds(&c->due) + missed * interval);
+            }
+        }
         int index = c->queue[c->queue_head];
         c->queue_head = (c->queue_head + 1) % MAX_BUFFERS;
         c->queue_length--;
@@ -637,7 +648,7 @@ static int dequeue(struct camera *c, struct v4l2_buffer *b) {
         struct timespec when = c->model.paced ? c->due : t;
         fill_frame(c, index, &when);
         int64_t next = nanoseconds(&c->due) + interval_ns(c->interval);
-        if (next < nanoseconds(&t)) next = nanoseconds(&t);
+        if (!c->model.paced || next < nanoseconds(&t)) next = nanoseconds(&t) + interval_ns(c->interval);
         c->due = from_nanoseconds(next);
         c->last_was_eagain = 0;
         uint32_t type = b->type;

@@ -134,6 +134,29 @@ struct LibV4L2PluginTests {
         #expect(zip(times, times.dropFirst()).allSatisfy { $1 > $0 }, "monotonic timestamps")
     }
 
+    @Test("frames lost while every buffer is held show up as a sequence gap; released buffers are re-queued")
+    func sequenceGap() throws {
+        let rig = try FakeCameraRig(bufferCount: 2)
+        let camera = Self.smallCamera()
+        try rig.plug(camera)
+        let device = try rig.device(camera)
+        let backend = try #require(device.backend as? V4L2CameraBackend)
+        let format = try #require(device.formats.first { !$0.isEmulated && $0.dimensions.width == 320 })
+        let sink = RecordingSink(keepsBuffers: true)
+        _ = try backend.startStreaming(format: format, frameDuration: MediaTime(value: 1, timescale: 30), sink: sink)
+        defer { backend.stopStreaming() }
+        #expect(sink.waitForFrames(2))
+        #expect(backend.buffersOutstanding == 2)
+        // Hold both buffers for at least a few frame times (the camera goes on without them).
+        #expect(!sink.waitForFrames(1, timeout: 0.3), "no buffer queued, so no frame")
+        sink.releaseKept()
+        #expect(sink.waitForFrames(1))
+        let sequences = sink.recorded.map(\.sequenceNumber)
+        #expect(Array(sequences.prefix(2)) == [0, 1])
+        #expect(sequences[2] > 3, "frames due while both buffers were held were lost: \(sequences)")
+        #expect(sink.recorded[2].patternNumber == sequences[2] % 4, "the frame of that time, not a stale one")
+    }
+
     @Test("controls: a read and a write through libv4l2 reach the device (other descriptors see it)")
     func controls() throws {
         let rig = try FakeCameraRig()
