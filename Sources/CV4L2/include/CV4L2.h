@@ -10,6 +10,13 @@ int vf_v4l2_close(int fd);
 int vf_v4l2_ioctl(int fd, unsigned long request, void *arg);
 void *vf_v4l2_mmap(void *start, size_t length, int prot, int flags, int fd, int64_t offset);
 int vf_v4l2_munmap(void *start, size_t length);
+// Routes libv4l2's messages through a filter that drops "error dequeuing buf: Resource temporarily
+// unavailable" (printed on every EAGAIN of a non-converting stream) and passes its other errors and
+// warnings to stderr. Does nothing when the application set v4l2_log_file or LIBV4L2_LOG_FILENAME.
+void vf_v4l2_install_log_filter(void);
+// The FourCC libv4l2 said it converts from ("VIDIOC_S_FMT converting from: MJPG") during the last
+// v4l2 call on this thread that logged one, then 0. Only known while the log filter is installed.
+uint32_t vf_v4l2_take_conversion_source(void);
 
 // The VIDIOC_* request codes are function-like macros: re-exposed as constants.
 static const unsigned long VF_VIDIOC_QUERYCAP = VIDIOC_QUERYCAP;

@@ -8,9 +8,18 @@ import CV4L2
 /// that only send MJPEG also offer raw formats, converted by libv4l2), `poll(2)` for readiness.
 /// `EINTR` is retried everywhere.
 ///
+/// libv4l2 prints `libv4l2: error dequeuing buf: Resource temporarily unavailable` on every `EAGAIN`
+/// of a non-converting stream; the first open routes its messages through a filter that drops that
+/// line and passes its real errors and warnings to stderr (unless the application set
+/// `v4l2_log_file` or `LIBV4L2_LOG_FILENAME` itself).
+///
 /// Thread safety: stateless; libv4l2 and the kernel serialise what they must.
 struct LibV4L2Interface: V4L2Interface {
+    /// Installs the log filter once per process, before the first `v4l2_open`.
+    private static let logFilter: Void = vf_v4l2_install_log_filter()
+
     func open(_ path: String, flags: Int32) throws(V4L2Errno) -> Int32 {
+        Self.logFilter
         while true {
             let fd = vf_v4l2_open(path, flags | O_CLOEXEC)
             if fd >= 0 { return fd }

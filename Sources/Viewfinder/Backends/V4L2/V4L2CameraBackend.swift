@@ -16,6 +16,13 @@ import Synchronization
 /// `V4L2_BUF_FLAG_ERROR`, empty or shorter than a frame are queued again, never delivered, and
 /// counted in ``corruptFramesSkipped``.
 ///
+/// Emulated formats (libv4l2 converts into buffers of its own) are delivered as copies and their
+/// buffers queued again at once: libv4l2 refuses `VIDIOC_REQBUFS` with `EBUSY` while any of its
+/// converted buffers is mapped, and warns when its descriptor closes with one still mapped, so a
+/// frame a user held would keep the camera busy and stop the next configuration. Emulated I420 that
+/// libv4lconvert decodes from JPEG is full range (JFIF); its copy is compressed to video range, so
+/// it means what ``PixelFormat/i420`` says, as I420 converted from a YUYV camera already does.
+///
 /// Thread safety: all members may be used from any thread; `startStreaming` and `stopStreaming`
 /// are serialised by the owning ``CaptureDevice``.
 final class V4L2CameraBackend: DeviceBackend {
@@ -91,8 +98,15 @@ final class V4L2CameraBackend: DeviceBackend {
         }
         let ring: V4L2BufferRing
         let actualDuration: MediaTime
+        var decodesJPEG = false
         do throws(CaptureError) {
+            _ = vf_v4l2_take_conversion_source()
             let layout = try setFormat(format, fd: fd)
+            // libv4l2 logs the format it converts from during S_FMT, on this thread.
+            let source = vf_v4l2_take_conversion_source()
+            decodesJPEG =
+                format.isEmulated && format.pixelFormat == .i420
+                && (source == VF_V4L2_PIX_FMT_MJPEG || source == VF_V4L2_PIX_FMT_JPEG)
             actualDuration = setFrameDuration(frameDuration, fd: fd) ?? frameDuration
             do {
                 ring = try V4L2BufferRing.start(
@@ -106,8 +120,18 @@ final class V4L2CameraBackend: DeviceBackend {
             throw error
         }
         lastRing.withLock { $0 = ring }
+        // Twice the ring: copies a user holds for a while do not starve an emulated stream at once.
+        let copies =
+            format.isEmulated && !format.pixelFormat.isCompressed
+            ? try? PixelBufferPool(
+                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+                capacity: 2 * ring.count)
+            : nil
         let context = CaptureContext(
-            ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes)
+            ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes,
+            copies: copies,
+            rangeCompressor: decodesJPEG
+                ? V4L2RangeCompressor(width: format.dimensions.width, height: format.dimensions.height) : nil)
         let thread = CaptureThread(name: "viewfinder.v4l2.\(URL(fileURLWithPath: path).lastPathComponent)") {
             [self] thread in
             capture(context, sink: sink, isCancelled: { thread.isCancelled })
@@ -194,6 +218,10 @@ final class V4L2CameraBackend: DeviceBackend {
         var format: CaptureDevice.Format
         var duration: MediaTime
         var expectedBytes: Int
+        /// Where frames of an emulated format are copied (libv4l2's buffers must not be held).
+        var copies: PixelBufferPool?
+        /// Set when libv4lconvert decodes JPEG into these (full-range) I420 buffers.
+        var rangeCompressor: V4L2RangeCompressor?
     }
 
     /// Extends the driver's 32-bit sequence numbers to 64 bits across wrap-around.
@@ -307,7 +335,28 @@ final class V4L2CameraBackend: DeviceBackend {
         } else {
             presentationTime = arrival
         }
-        let pixels = context.ring.lend(index: index, bytesUsed: bytesUsed)
+        let pixels: PixelBuffer
+        if let copies = context.copies {
+            guard let copy = copies.makePixelBuffer() else {
+                // Every copy is still held: the frame is lost, as on a starved ring (a sequence gap).
+                do {
+                    try context.ring.requeue(index: index)
+                } catch {
+                    return self.error(error, "re-queueing a buffer of")
+                }
+                return nil
+            }
+            // The lent buffer goes back to the driver as soon as it is copied.
+            let converted = context.ring.lend(index: index, bytesUsed: bytesUsed)
+            if let compressor = context.rangeCompressor {
+                if !compressor.compress(converted, into: copy) { PixelCopy.copy(converted, into: copy) }
+            } else {
+                PixelCopy.copy(converted, into: copy)
+            }
+            pixels = copy
+        } else {
+            pixels = context.ring.lend(index: index, bytesUsed: bytesUsed)
+        }
         sink.deviceDidCapture(
             CapturedFrame(
                 buffer: pixels, presentationTime: presentationTime, duration: context.duration,

@@ -70,7 +70,22 @@ struct V4L2DeviceInfo: Sendable, Hashable {
                 formats.append(format)
             }
         }
-        return formats
+        return formats.filter { !isKnownToFailEmulation($0, among: formats) }
+    }
+
+    /// Whether libv4lconvert would emulate `format` by decoding JPEG into planar YUV at a size that
+    /// is not a multiple of 16: libv4lconvert 1.22 then fails every frame of a 4:2:0 MJPEG camera
+    /// ("resolution is not a multiple of dctsize", DQBUF `EIO`; 1920x1080 is such a size). It decodes
+    /// from JPEG where the camera has no raw format of that size; such formats are left out, so
+    /// negotiation cannot pick them.
+    static func isKnownToFailEmulation(_ format: CaptureDevice.Format, among formats: [CaptureDevice.Format]) -> Bool {
+        guard format.isEmulated, format.pixelFormat == .i420,
+            format.dimensions.width % 16 != 0 || format.dimensions.height % 16 != 0
+        else { return false }
+        let hasRawSource = formats.contains {
+            !$0.isEmulated && !$0.pixelFormat.isCompressed && $0.dimensions == format.dimensions
+        }
+        return !hasRawSource
     }
 
     /// Sizes commonly asked for, offered from stepwise and continuous size ranges.
