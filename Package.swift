@@ -25,9 +25,18 @@ let package = Package(
             name: "CYUV",
             linkerSettings: [.linkedLibrary("yuv")]
         ),
+        // libjpeg-turbo's TurboJPEG 2.x API (MJPEG decoding, photos) and libexif (photo metadata).
+        .target(
+            name: "CTurboJPEG",
+            linkerSettings: [.linkedLibrary("turbojpeg")]
+        ),
+        .target(
+            name: "CExif",
+            linkerSettings: [.linkedLibrary("exif")]
+        ),
         .target(
             name: "Viewfinder",
-            dependencies: ["CV4L2", "CSwscale", "CYUV"]
+            dependencies: ["CV4L2", "CSwscale", "CYUV", "CTurboJPEG", "CExif"]
         ),
         .executableTarget(
             name: "viewfinder-demo",

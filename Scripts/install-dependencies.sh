@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Viewfinder builds against, if any are missing:
 #   libv4l-dev (libv4l2: real cameras), libswscale-dev (libswscale + libavutil: conversion),
-#   libyuv-dev (libyuv: fast conversion).
+#   libyuv-dev (libyuv: fast conversion), libturbojpeg0-dev (TurboJPEG: MJPEG decoding, photos),
+#   libexif-dev (libexif: photo metadata).
 # Runs apt-get as root, or through sudo when not root. Does nothing when all are present.
 set -euo pipefail
 
-packages=(libv4l-dev libswscale-dev libyuv-dev)
+packages=(libv4l-dev libswscale-dev libyuv-dev libturbojpeg0-dev libexif-dev)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
