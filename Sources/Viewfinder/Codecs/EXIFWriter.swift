@@ -128,7 +128,9 @@ public enum EXIFWriter {
             "ComponentsConfiguration")
         if let comment = metadata.userComment {
             let bytes = userCommentBytes(comment)
-            check(vf_exif_set_undefined(data, EXIF_IFD_EXIF, EXIF_TAG_USER_COMMENT, bytes, UInt32(bytes.count)), "UserComment")
+            check(
+                vf_exif_set_undefined(data, EXIF_IFD_EXIF, EXIF_TAG_USER_COMMENT, bytes, UInt32(bytes.count)),
+                "UserComment")
         }
         check(
             vf_exif_set_undefined(data, EXIF_IFD_EXIF, EXIF_TAG_FLASH_PIX_VERSION, Array("0100".utf8), 4),
@@ -156,9 +158,11 @@ public enum EXIFWriter {
         let length = Int(size) + 2
         guard length <= 0xFFFF else {
             throw CaptureError(
-                .invalidArgument, "the EXIF data is \(size) bytes; an APP1 segment holds at most 65533: shorten the metadata")
+                .invalidArgument,
+                "the EXIF data is \(size) bytes; an APP1 segment holds at most 65533: shorten the metadata")
         }
-        return [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)] + UnsafeBufferPointer(start: bytes, count: Int(size))
+        return [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)]
+            + UnsafeBufferPointer(start: bytes, count: Int(size))
     }
 
     /// The JPEG file `jpeg` with `metadata` as its EXIF APP1 segment right after SOI; an EXIF

@@ -73,12 +73,12 @@ public struct JPEGHeader: Sendable, Hashable {
 /// greyscale) decode with `tjDecompressToYUVPlanes` into scratch planes — luma straight into the
 /// destination where its geometry allows — and libyuv then merges, subsamples or converts the
 /// chroma into the destination. BGRA goes straight through `tjDecompress2`, which measured cheaper
-/// than planes plus libyuv. Frames without Huffman tables decode as they are (libjpeg-turbo uses the
-/// standard tables then); see ``JPEGFrame/withStandardHuffmanTables(_:)-([UInt8])``.
+/// than planes plus libyuv. Frames without Huffman tables get the standard ones inserted first
+/// (see ``JPEGFrame/withStandardHuffmanTables(_:)-([UInt8])``).
 ///
 /// A frame that is empty, cut short, corrupt (any TurboJPEG error or warning: a damaged frame is
 /// never delivered as garbage), or of another size than the decoder's throws
-/// ``CaptureError/Code-swift.enum/conversionFailed``; nothing crashes on bad input. Corruption
+/// ``CaptureError/Code/conversionFailed``; nothing crashes on bad input. Corruption
 /// that still decodes as valid entropy-coded data (a flipped magnitude bit) cannot be detected by
 /// any decoder.
 ///
@@ -102,7 +102,9 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
     /// BGRA through planes and libyuv (`J422ToARGB` …) instead of `tjDecompress2`; for measuring.
     var decodesBGRAThroughPlanes = false
 
-    private let handle: tjhandle
+    private var handle: tjhandle
+    /// A DHT-less frame with the standard tables inserted (capacity kept between frames).
+    private var repaired: [UInt8] = []
     private var scratch: UnsafeMutablePointer<UInt8>?
     private var scratchBytes = 0
 
@@ -110,12 +112,14 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
     /// ``supportedPixelFormats``).
     public init(width: Int, height: Int, pixelFormat: PixelFormat) throws(CaptureError) {
         guard width > 0, height > 0, width <= 32767, height <= 32767 else {
-            throw CaptureError(.invalidArgument, "a JPEG decoder needs a size of 1 to 32767 pixels, got \(width)x\(height)")
+            throw CaptureError(
+                .invalidArgument, "a JPEG decoder needs a size of 1 to 32767 pixels, got \(width)x\(height)")
         }
         guard Self.supportedPixelFormats.contains(pixelFormat) else {
             throw CaptureError(
                 .unsupportedPixelFormat,
-                "JPEG frames decode to \(Self.supportedPixelFormats.map(\.name).joined(separator: ", ")), not \(pixelFormat)")
+                "JPEG frames decode to \(Self.supportedPixelFormats.map(\.name).joined(separator: ", ")), not \(pixelFormat)"
+            )
         }
         guard let handle = tjInitDecompress() else {
             throw CaptureError(.systemError, "could not create a TurboJPEG decompressor: \(Self.lastError(nil))")
@@ -143,7 +147,8 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
                 .conversionFailed, "a JPEG frame of \(frame.count) bytes has no valid marker structure before its scan")
         }
         guard JPEGFrame.endsWithEndOfImage(frame) else {
-            throw CaptureError(.conversionFailed, "a JPEG frame of \(frame.count) bytes was cut short (no end-of-image marker)")
+            throw CaptureError(
+                .conversionFailed, "a JPEG frame of \(frame.count) bytes was cut short (no end-of-image marker)")
         }
         var w: Int32 = 0
         var h: Int32 = 0
@@ -173,11 +178,13 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
     // MARK: - Decoding
 
     /// Decodes `frame` into a buffer from `pool` (which must match the decoder's size and
-    /// format). Throws ``CaptureError/Code-swift.enum/outOfBuffers`` when the pool is exhausted.
-    public func decode(_ frame: UnsafeRawBufferPointer, from pool: PixelBufferPool) throws(CaptureError) -> PixelBuffer {
+    /// format). Throws ``CaptureError/Code/outOfBuffers`` when the pool is exhausted.
+    public func decode(_ frame: UnsafeRawBufferPointer, from pool: PixelBufferPool) throws(CaptureError) -> PixelBuffer
+    {
         guard let buffer = pool.makePixelBuffer() else {
             throw CaptureError(
-                .outOfBuffers, "every buffer of the JPEG decoder's pool (\(pool.capacity)) is in use: release frames sooner")
+                .outOfBuffers,
+                "every buffer of the JPEG decoder's pool (\(pool.capacity)) is in use: release frames sooner")
         }
         try decode(frame, into: buffer)
         return buffer
@@ -207,7 +214,40 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
 
     /// Decodes the JPEG bytes `frame` into `destination`, a buffer of the decoder's size and
     /// format. On error the destination's contents are unspecified; do not deliver it.
+    ///
+    /// A frame without Huffman tables is decoded with the standard ones inserted (into a buffer
+    /// the decoder keeps), never with tables an earlier frame left in the TurboJPEG handle.
     public func decode(_ frame: UnsafeRawBufferPointer, into destination: PixelBuffer) throws(CaptureError) {
+        do throws(CaptureError) {
+            if let layout = JPEGFrame.layout(frame), !layout.hasHuffmanTables {
+                repaired.removeAll(keepingCapacity: true)
+                repaired.append(contentsOf: frame[0..<layout.scanOffset])
+                repaired.append(contentsOf: JPEGFrame.standardHuffmanTableSegment)
+                repaired.append(contentsOf: frame[layout.scanOffset...])
+                let result: CaptureError? = repaired.withUnsafeBytes { bytes in
+                    do throws(CaptureError) {
+                        try decodeComplete(bytes, into: destination)
+                        return nil
+                    } catch {
+                        return error
+                    }
+                }
+                if let result { throw result }
+            } else {
+                try decodeComplete(frame, into: destination)
+            }
+        } catch {
+            // A damaged frame can leave state (tables, a half-read image) in the handle: start
+            // the next frame from a fresh one.
+            if error.code == .conversionFailed, let fresh = tjInitDecompress() {
+                tjDestroy(handle)
+                handle = fresh
+            }
+            throw error
+        }
+    }
+
+    private func decodeComplete(_ frame: UnsafeRawBufferPointer, into destination: PixelBuffer) throws(CaptureError) {
         guard destination.pixelFormat == pixelFormat, destination.width == width, destination.height == height else {
             throw CaptureError(
                 .invalidArgument,
@@ -233,7 +273,8 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
         guard status != 0 else { return }
         let kind = vf_tj_last_error_is_warning(handle) != 0 ? "damaged" : "invalid"
         throw CaptureError(
-            .conversionFailed, "a JPEG frame of \(frameBytes) bytes is \(kind) and was dropped: \(Self.lastError(handle))")
+            .conversionFailed,
+            "a JPEG frame of \(frameBytes) bytes is \(kind) and was dropped: \(Self.lastError(handle))")
     }
 
     private static func lastError(_ handle: tjhandle?) -> String {
@@ -259,7 +300,8 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
             var pw: Int32 = 0
             var ph: Int32 = 0
             guard vf_tj_plane_size(Int32(component), Int32(width), Int32(height), sampling, &pw, &ph) == 0 else {
-                throw CaptureError(.conversionFailed, "TurboJPEG has no plane geometry for a \(header.subsampling) frame")
+                throw CaptureError(
+                    .conversionFailed, "TurboJPEG has no plane geometry for a \(header.subsampling) frame")
             }
             sizes.append((Int(pw), Int(ph)))
         }
@@ -271,7 +313,8 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
         // I420 takes the chroma planes straight too when they already have its geometry.
         let chromaDirect =
             pixelFormat == .i420 && componentCount == 3 && sizes[1].width == halfWidth && sizes[1].height == halfHeight
-        let needsResample = componentCount == 3 && isYUV && (sizes[1].width != halfWidth || sizes[1].height != halfHeight)
+        let needsResample =
+            componentCount == 3 && isYUV && (sizes[1].width != halfWidth || sizes[1].height != halfHeight)
         var regions: [Int] = [
             lumaDirect ? 0 : sizes[0].width * sizes[0].height,
             chromaDirect || componentCount == 1 ? 0 : sizes[1].width * sizes[1].height,
@@ -394,7 +437,8 @@ public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and 
             status = J444ToARGB(y.base, sy, fu, w, fv, w, argb, stride, w, h)
         }
         guard status == 0 else {
-            throw CaptureError(.conversionFailed, "libyuv could not convert a decoded \(subsampling) JPEG frame to BGRA")
+            throw CaptureError(
+                .conversionFailed, "libyuv could not convert a decoded \(subsampling) JPEG frame to BGRA")
         }
     }
 

@@ -75,12 +75,14 @@ public final class JPEGEncoder: @unchecked Sendable {  // unchecked: handle and 
         }
         let (width, height) = (buffer.width, buffer.height)
         guard width <= 65500, height <= 65500 else {
-            throw CaptureError(.invalidArgument, "a JPEG image can be at most 65500 pixels a side, not \(width)x\(height)")
+            throw CaptureError(
+                .invalidArgument, "a JPEG image can be at most 65500 pixels a side, not \(width)x\(height)")
         }
         let sampling = chromaSubsampling.turboJPEG
         let needed = Int(tjBufSize(Int32(width), Int32(height), sampling))
         guard needed > 0 else {
-            throw CaptureError(.invalidArgument, "TurboJPEG cannot encode a \(width)x\(height) \(chromaSubsampling) image")
+            throw CaptureError(
+                .invalidArgument, "TurboJPEG cannot encode a \(width)x\(height) \(chromaSubsampling) image")
         }
         if needed > outputCapacity {
             if let output { tjFree(output) }
@@ -118,7 +120,8 @@ public final class JPEGEncoder: @unchecked Sendable {  // unchecked: handle and 
         guard status == 0, jpeg == output else {
             let message = tjGetErrorStr2(handle).map { String(cString: $0) } ?? "unknown TurboJPEG error"
             throw CaptureError(
-                .conversionFailed, "could not encode a \(width)x\(height) \(buffer.pixelFormat) frame as JPEG: \(message)")
+                .conversionFailed,
+                "could not encode a \(width)x\(height) \(buffer.pixelFormat) frame as JPEG: \(message)")
         }
         return Int(size)
     }
@@ -185,7 +188,9 @@ public final class JPEGEncoder: @unchecked Sendable {  // unchecked: handle and 
             RangeTable.apply(.expandChroma, sv, svStride, v.base, v.stride, halfWidth, halfHeight)
         } else {
             let (uv, uvStride) = source(1)
-            SplitUVPlane(uv, Int32(uvStride), u.base, Int32(u.stride), v.base, Int32(v.stride), Int32(halfWidth), Int32(halfHeight))
+            SplitUVPlane(
+                uv, Int32(uvStride), u.base, Int32(u.stride), v.base, Int32(v.stride), Int32(halfWidth),
+                Int32(halfHeight))
             if !fullRange {
                 RangeTable.apply(.expandChroma, u.base, u.stride, u.base, u.stride, halfWidth, halfHeight)
                 RangeTable.apply(.expandChroma, v.base, v.stride, v.base, v.stride, halfWidth, halfHeight)
