@@ -88,7 +88,8 @@ public struct JPEGHeader: Sendable, Hashable {
 /// Thread safety: an instance is **not** thread-safe: it owns a TurboJPEG handle and scratch
 /// planes, so use it from one thread at a time. Separate instances may decode on separate threads
 /// at once (two decoders keep two cores busy).
-public final class JPEGDecoder: @unchecked Sendable {  // unchecked: handle and scratch used by one thread at a time (documented).
+public final class JPEGDecoder: @unchecked Sendable {
+    // unchecked: the handle and scratch are used by one thread at a time (documented above).
     /// The formats a decoder can produce.
     public static let supportedPixelFormats: [PixelFormat] = [.nv12FullRange, .nv12VideoRange, .i420, .bgra]
 

@@ -14,7 +14,8 @@ import CYUV
 ///
 /// Thread safety: an instance is **not** thread-safe: use it from one thread (or serial queue) at
 /// a time. Separate instances may encode on separate threads at once.
-public final class JPEGEncoder: @unchecked Sendable {  // unchecked: handle and buffers used by one thread at a time (documented).
+public final class JPEGEncoder: @unchecked Sendable {
+    // unchecked: the handle and buffers are used by one thread at a time (documented above).
     /// The formats an encoder accepts.
     public static let supportedPixelFormats: [PixelFormat] = [.bgra, .nv12FullRange, .nv12VideoRange, .i420]
 
