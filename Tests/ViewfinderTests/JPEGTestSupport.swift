@@ -113,7 +113,7 @@ enum JPEGTestSupport {
         let p = frame.baseAddress.assumingMemoryBound(to: UInt8.self)
         for y in 0..<height {
             for x in 0..<width {
-                let noise = Int(random.next() % 24) - 12
+                let noise = Int(random.next() % 13) - 6
                 let o = y * frame.bytesPerRow + x * 4
                 p[o] = UInt8(clamping: x * 255 / width + noise)
                 p[o + 1] = UInt8(clamping: y * 255 / height + noise)
