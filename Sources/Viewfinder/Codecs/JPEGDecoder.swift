@@ -160,7 +160,9 @@ public final class JPEGDecoder: @unchecked Sendable {
         let status = tjDecompressHeader3(
             handle, base.assumingMemoryBound(to: UInt8.self), UInt(frame.count), &w, &h, &sampling, &colorspace)
         guard status == 0 else {
-            throw CaptureError(.conversionFailed, "a JPEG frame's header is invalid: \(Self.lastError(handle))")
+            let message = Self.lastError(handle)
+            resetHandle()
+            throw CaptureError(.conversionFailed, "a JPEG frame's header is invalid: \(message)")
         }
         guard let subsampling = JPEGChromaSubsampling(turboJPEG: sampling) else {
             throw CaptureError(.conversionFailed, "a JPEG frame has an unsupported chroma subsampling (\(sampling))")
@@ -240,14 +242,17 @@ public final class JPEGDecoder: @unchecked Sendable {
                 try decodeComplete(frame, into: destination)
             }
         } catch {
-            // A damaged frame can leave state (tables, a half-read image) in the handle: start
-            // the next frame from a fresh one.
-            if error.code == .conversionFailed, let fresh = tjInitDecompress() {
-                tjDestroy(handle)
-                handle = fresh
-            }
+            if error.code == .conversionFailed { resetHandle() }
             throw error
         }
+    }
+
+    /// A damaged frame can leave state (tables, a half-read header) in the TurboJPEG handle, and
+    /// a later, valid frame then fails: start over with a fresh handle.
+    private func resetHandle() {
+        guard let fresh = tjInitDecompress() else { return }
+        tjDestroy(handle)
+        handle = fresh
     }
 
     private func decodeComplete(_ frame: UnsafeRawBufferPointer, into destination: PixelBuffer) throws(CaptureError) {
