@@ -27,6 +27,15 @@ let package = Package(
             name: "CYUV",
             linkerSettings: [.linkedLibrary("yuv")]
         ),
+        // libjpeg-turbo's TurboJPEG 2.x API (MJPEG decoding, photos) and libexif (photo metadata).
+        .target(
+            name: "CTurboJPEG",
+            linkerSettings: [.linkedLibrary("turbojpeg")]
+        ),
+        .target(
+            name: "CExif",
+            linkerSettings: [.linkedLibrary("exif")]
+        ),
         // FFmpeg (libavformat, libavcodec, libavutil; recording and file replay): the AVERROR
         // macros, av_err2str, AVFrame's plane arrays and a counting file sink.
         .target(
@@ -49,7 +58,7 @@ let package = Package(
         ),
         .target(
             name: "Viewfinder",
-            dependencies: ["CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg"]
+            dependencies: ["CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif"]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
         // do not compile it in.

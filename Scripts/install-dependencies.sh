@@ -3,12 +3,12 @@
 #   libv4l-dev (libv4l2: real cameras), libswscale-dev (libswscale + libavutil: conversion),
 #   libyuv-dev (libyuv: fast conversion), libasound2-dev (alsa-lib: microphones),
 #   libswresample-dev (libswresample: audio conversion), libavformat-dev libavcodec-dev
-#   (FFmpeg: recording and file replay), libturbojpeg0-dev (JPEG; the fake camera plug-in),
+#   (FFmpeg: recording and file replay), libturbojpeg0-dev (JPEG), libexif-dev (photo metadata),
 #   ffmpeg (ffprobe and the ffmpeg CLI for the recording tests).
 # Runs apt-get as root, or through sudo when not root. Does nothing when all are present.
 set -euo pipefail
 
-packages=(libv4l-dev libswscale-dev libyuv-dev libasound2-dev libswresample-dev libavformat-dev libavcodec-dev libturbojpeg0-dev ffmpeg)
+packages=(libv4l-dev libswscale-dev libyuv-dev libasound2-dev libswresample-dev libavformat-dev libavcodec-dev libturbojpeg0-dev libexif-dev ffmpeg)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
