@@ -1,3 +1,5 @@
+import CFFmpeg
+import CSwresample
 import CSwscale
 import CYUV
 import Foundation

@@ -1,4 +1,6 @@
+import CFFmpeg
 import CSwresample
+import CSwscale
 
 /// Converts PCM between ``AudioFormat``s — sample format, sample rate, channel count,
 /// interleaving — through FFmpeg's libswresample (`swr_convert`), for outputs whose

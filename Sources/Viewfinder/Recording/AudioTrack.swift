@@ -1,4 +1,6 @@
 import CFFmpeg
+import CSwresample
+import CSwscale
 
 /// The AAC audio stream of a ``MovieFileWriter``: FFmpeg's native AAC encoder fed from a FIFO
 /// that cuts the caller's interleaved PCM into the encoder's 1024-sample frames.

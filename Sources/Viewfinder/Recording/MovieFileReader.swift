@@ -1,5 +1,6 @@
 import CFFmpeg
-import CSwscale  // AVPixelFormat: libavutil's pixfmt.h belongs to whichever shim module Clang loads first.
+import CSwresample
+import CSwscale
 import Foundation
 
 /// Reads the video stream of any file libavformat opens (`.y4m`, `.mp4`, `.mov`, `.mkv`,

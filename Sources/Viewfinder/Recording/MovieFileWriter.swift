@@ -1,4 +1,6 @@
 import CFFmpeg
+import CSwresample
+import CSwscale
 import Foundation
 import Glibc
 

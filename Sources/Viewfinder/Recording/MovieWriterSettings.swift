@@ -1,4 +1,6 @@
 import CFFmpeg
+import CSwresample
+import CSwscale
 
 /// The video codec a ``MovieFileWriter`` writes.
 ///

@@ -1,4 +1,6 @@
 import CFFmpeg
+import CSwresample
+import CSwscale
 import Glibc
 
 /// A failure of the recording engine (``MovieFileWriter``): what failed, what to do, and the

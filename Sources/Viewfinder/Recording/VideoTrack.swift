@@ -1,5 +1,6 @@
 import CFFmpeg
-import CSwscale  // AVPixelFormat: libavutil's pixfmt.h belongs to whichever shim module Clang loads first.
+import CSwresample
+import CSwscale
 
 /// The video stream of a ``MovieFileWriter``: the stream, and for encoded codecs the
 /// libavcodec encoder and the converter that feeds it.

@@ -1,3 +1,5 @@
+import CFFmpeg
+import CSwresample
 import CSwscale
 
 /// Turns full-range I420 (what libv4lconvert decodes from a camera's JPEG frames: JFIF is full
