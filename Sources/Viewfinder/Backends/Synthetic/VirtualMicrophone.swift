@@ -262,3 +262,23 @@ final class VirtualMicrophone: AudioCaptureSource {
         }
     }
 }
+
+/// Finds the machine's one built-in virtual microphone (a 1 kHz tone at −20 dBFS with sample-count
+/// markers, paced by the host clock), listed after every other device.
+struct VirtualMicrophoneProvider: DeviceProvider {
+    static let shared = VirtualMicrophone(
+        configuration: .init(uniqueID: "viewfinder.virtual.microphone.0", bufferCount: 32))
+    static let backend = AudioDeviceBackend(
+        source: shared, modelID: "Viewfinder Virtual Microphone", manufacturer: "Viewfinder")
+
+    var sortOrder: Int { 1001 }
+    func discoverBackends() -> [any DeviceBackend] { [Self.backend] }
+}
+
+extension VirtualMicrophone {
+    /// A new ``CaptureDevice`` for this microphone (each call makes another device object: make
+    /// one and keep it).
+    func makeDevice() -> CaptureDevice {
+        CaptureDevice(microphone: self, modelID: "Viewfinder Virtual Microphone", manufacturer: "Viewfinder")
+    }
+}
