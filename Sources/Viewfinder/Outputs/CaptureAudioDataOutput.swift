@@ -27,7 +27,9 @@ import Synchronization
 ///   (``statistics``).
 /// - ``audioSettings`` convert through libswresample only when they ask for something the device
 ///   does not capture; a dropped buffer is never converted.
-/// - The connection's ``CaptureConnection/audioChannels`` show the captured audio's levels.
+/// - The connection's ``CaptureConnection/audioChannels`` show the levels of the captured audio
+///   (before conversion) as buffers are delivered: inside `captureOutput(_:didOutput:from:)` they
+///   are the levels of the buffer at hand, as AVFoundation computes them per connection.
 ///
 /// Thread safety: every member may be used from any thread; changes apply between buffers.
 public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
@@ -51,8 +53,9 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
         super.init()
         engine = DeliveryEngine(
             label: "audio-data-output",
-            prepare: { sample, context, budget, _ in
+            prepare: { sample, context, budget, connection in
                 guard let chunk = sample.audio else { return .dropped(.droppedByProcessor("not audio")) }
+                connection.measureAudio(chunk)
                 guard let delivered = context.deliver(chunk) else {
                     return .dropped(.droppedByProcessor(AudioDeliveryContext.converterName))
                 }
@@ -181,7 +184,6 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 
     override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        if connection.isEnabled, let chunk = sample.audio { connection.measureAudio(chunk) }
         engine.receive(sample, from: connection)
     }
 

@@ -2,9 +2,9 @@ import Synchronization
 
 /// One audio channel of a connection, with the levels a level meter shows (the counterpart of
 /// `AVCaptureAudioChannel`). Get them from ``CaptureConnection/audioChannels``; the audio data
-/// output updates them as buffers pass, from the audio the device captured (before any
-/// conversion the output's ``CaptureAudioDataOutput/audioSettings`` ask for, and whether or not
-/// a buffer is then delivered).
+/// output updates them as it delivers buffers, from the audio the device captured (before any
+/// conversion its ``CaptureAudioDataOutput/audioSettings`` ask for), so inside its delegate
+/// callback they are the levels of the buffer at hand.
 ///
 /// Thread safety: may be read from any thread.
 public final class CaptureAudioChannel: Sendable {
@@ -37,8 +37,8 @@ extension CaptureConnection {
         audioMeter.withLock { $0.channels }
     }
 
-    /// Measures `chunk` and updates ``audioChannels`` (on the capture thread; cheap, never blocks
-    /// for long: readers only copy two numbers).
+    /// Measures `chunk` and updates ``audioChannels`` (on the output's delivery path, before the
+    /// buffer is handed over; readers only copy two numbers).
     func measureAudio(_ chunk: AudioChunk) {
         guard mediaType == .audio, chunk.format.isInterleaved else { return }
         audioMeter.withLock { state in

@@ -4,8 +4,9 @@ extension FormatNegotiator {
 
     /// The audio path: picks, for a microphone, the format that needs the least conversion for
     /// every output's ``OutputRequest/audioSettings`` (a sample-rate change costs most, then a
-    /// channel-count change, then a sample-format change), ties going to the device's order of
-    /// preference (its first format first). A format chosen under the device's configuration
+    /// channel-count change, then a sample-format change), ties going to the active format (so a
+    /// running device is not restarted for nothing), then to the device's order of preference
+    /// (its first format first). A format chosen under the device's configuration
     /// lock is kept. Chunks are ``audioChunkDuration`` long; presets do
     /// not apply to audio.
     static func negotiateAudio(device: CaptureDevice, requests: [OutputRequest]) throws(CaptureError) -> Choice {
@@ -15,7 +16,10 @@ extension FormatNegotiator {
         for candidate in candidates {
             guard let audio = candidate.audioFormat else { continue }
             let cost = requests.reduce(0) { $0 + audioConversionCost(from: audio, to: $1.audioSettings) }
-            if best == nil || cost < best!.cost { best = (cost, candidate) }
+            // Ties keep the active format (no restart), else go to the device's first.
+            if best == nil || cost < best!.cost || (cost == best!.cost && candidate == device.activeFormat) {
+                best = (cost, candidate)
+            }
         }
         guard let best else {
             throw CaptureError(
