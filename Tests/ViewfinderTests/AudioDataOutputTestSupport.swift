@@ -55,8 +55,9 @@ final class RecordingAudioDelegate: CaptureAudioDataOutputSampleBufferDelegate {
         state.withLock { $0.gateClosed = blocksOnFirstBuffer }
     }
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-    {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         let block = state.withLock { state -> Bool in
             if state.inside { state.overlapping = true }
             state.inside = true
@@ -157,7 +158,8 @@ struct AudioRig {
         let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session, center: center)
         session.startRunning()
         #expect(session.isRunning, "session did not start", sourceLocation: sourceLocation)
-        #expect(errors.count == 0, "session posted \(String(describing: errors.lastError))", sourceLocation: sourceLocation)
+        #expect(
+            errors.count == 0, "session posted \(String(describing: errors.lastError))", sourceLocation: sourceLocation)
     }
 
     /// Advances `clock` by `chunk` `times` times, each time waiting until the microphone has

@@ -14,7 +14,9 @@ struct AudioDataOutputTests {
         -> [UInt8]
     {
         var bytes = [UInt8](repeating: 0, count: frames * format.bytesPerFrame)
-        bytes.withUnsafeMutableBytes { signal.render(from: index, frames: frames, format: format, into: $0.baseAddress!) }
+        bytes.withUnsafeMutableBytes {
+            signal.render(from: index, frames: frames, format: format, into: $0.baseAddress!)
+        }
         return bytes
     }
 

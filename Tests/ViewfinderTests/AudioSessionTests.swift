@@ -19,7 +19,10 @@ struct AudioSessionTests {
             extraConfiguration: ALSAConfigurationText.fileCapture(pcmName: pcmName, inputPath: url.path),
             bufferCount: bufferCount)
         let backend = AudioDeviceBackend(source: microphone, modelID: "ALSA file", manufacturer: "")
-        return (DeviceRegistry(providers: [TestMicrophoneProvider(backend: backend), VirtualMicrophoneProvider()]), microphone)
+        return (
+            DeviceRegistry(providers: [TestMicrophoneProvider(backend: backend), VirtualMicrophoneProvider()]),
+            microphone
+        )
     }
 
     /// The buffers from the first, while their sequence numbers run without a gap.
@@ -41,7 +44,9 @@ struct AudioSessionTests {
             #expect(first.deviceType == .microphone)
             #expect(!first.formats.isEmpty)
             #expect(first.formats.allSatisfy { $0.mediaType == .audio && $0.audioFormat != nil })
-            #expect(first.formats.first?.audioFormat == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .int16))
+            #expect(
+                first.formats.first?.audioFormat
+                    == AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .int16))
             #expect(first.activeFormat == first.formats.first)
             #expect(first.formats.first?.description == "audio 48000 Hz, 2 ch, int16")
             let found = CaptureDevice.DiscoverySession(
@@ -227,7 +232,9 @@ struct AudioSessionTests {
         for buffer in audio.buffers {
             for (offset, sample) in buffer.samples().enumerated() {
                 let isClick = sample > 0.9
-                if isClick, !previousWasClick { clicks.append(buffer.presentationTime + mono.duration(ofFrames: offset)) }
+                if isClick, !previousWasClick {
+                    clicks.append(buffer.presentationTime + mono.duration(ofFrames: offset))
+                }
                 previousWasClick = isClick
             }
         }
@@ -253,9 +260,15 @@ struct AudioSessionTests {
             #expect(TestPattern.readSequenceNumber(from: buffer) == 12)
         }
         let start = MediaTime.zero
-        #expect(VirtualCameraBackend.frameIndex(at: MediaTime(value: 1, timescale: 10), start: start, frameDuration: .fps(30)) == 3)
-        #expect(VirtualCameraBackend.frameIndex(at: MediaTime(value: 101, timescale: 1000), start: start, frameDuration: .fps(30)) == 4)
-        #expect(VirtualCameraBackend.frameIndex(at: MediaTime(value: -1, timescale: 10), start: start, frameDuration: .fps(30)) == nil)
+        #expect(
+            VirtualCameraBackend.frameIndex(
+                at: MediaTime(value: 1, timescale: 10), start: start, frameDuration: .fps(30)) == 3)
+        #expect(
+            VirtualCameraBackend.frameIndex(
+                at: MediaTime(value: 101, timescale: 1000), start: start, frameDuration: .fps(30)) == 4)
+        #expect(
+            VirtualCameraBackend.frameIndex(
+                at: MediaTime(value: -1, timescale: 10), start: start, frameDuration: .fps(30)) == nil)
     }
 }
 
@@ -265,8 +278,9 @@ final class LevelReadingDelegate: CaptureAudioDataOutputSampleBufferDelegate {
     let arrived = DispatchSemaphore(value: 0)
     init(read: @escaping @Sendable (CaptureConnection) -> Void) { self.read = read }
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-    {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         read(connection)
         arrived.signal()
     }

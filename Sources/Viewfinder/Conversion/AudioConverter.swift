@@ -147,7 +147,9 @@ final class AudioConverter: @unchecked Sendable {  // the SwrContext is used by 
             // chunk's planes lie back to back as AudioChunk says.
             let plane = destination.sampleFormat.bytesPerSample
             for channel in 1..<destination.channelCount {
-                memmove(buffer.memory + channel * written * plane, buffer.memory + channel * capacity * plane, written * plane)
+                memmove(
+                    buffer.memory + channel * written * plane, buffer.memory + channel * capacity * plane,
+                    written * plane)
             }
         }
         let time = chunk.presentationTime - destination.duration(ofFrames: held)

@@ -11,7 +11,8 @@ extension FormatNegotiator {
     /// not apply to audio.
     static func negotiateAudio(device: CaptureDevice, requests: [OutputRequest]) throws(CaptureError) -> Choice {
         let formats = device.formats.filter { $0.audioFormat != nil }
-        let candidates = device.userChoseFormat && device.activeFormat.audioFormat != nil ? [device.activeFormat] : formats
+        let candidates =
+            device.userChoseFormat && device.activeFormat.audioFormat != nil ? [device.activeFormat] : formats
         var best: (cost: Int, format: CaptureDevice.Format)?
         for candidate in candidates {
             guard let audio = candidate.audioFormat else { continue }
