@@ -189,6 +189,28 @@ struct AudioDataOutputTests {
         #expect(throws: CaptureError.self) { try AudioSettings(channelCount: 65) }
     }
 
+    @Test("AVFoundation's settings dictionary ports by deleting AV; what it cannot express is refused when set")
+    func settingsDictionary() throws {
+        let output = CaptureAudioDataOutput()
+        output.audioSettings = [SampleRateKey: 44_100, NumberOfChannelsKey: 1, LinearPCMBitDepthKey: 16]
+        #expect(output.audioSettings == (try AudioSettings(sampleFormat: .int16, sampleRate: 44_100, channelCount: 1)))
+        let float: AudioSettings = [
+            FormatIDKey: kAudioFormatLinearPCM, LinearPCMIsFloatKey: true, LinearPCMIsNonInterleaved: true,
+            SampleRateKey: 48_000.0,
+        ]
+        #expect(float == (try AudioSettings(sampleFormat: .float32, sampleRate: 48_000, isInterleaved: false)))
+        let refused: [AudioSettings] = [
+            [LinearPCMBitDepthKey: 24], [LinearPCMIsFloatKey: true, LinearPCMBitDepthKey: 16],
+            [SampleRateKey: "fast"], [FormatIDKey: UInt32(0x6161_6320)], [LinearPCMIsBigEndianKey: true],
+            ["Quality": 1], [NumberOfChannelsKey: 0],
+        ]
+        for settings in refused {
+            #expect(throws: CaptureError.self) { try output.setAudioSettings(settings) }
+        }
+        #expect(output.audioSettings.sampleRate == 44_100, "a refused setting keeps the old one")
+        #expect(throws: CaptureError.self) { try AudioSettings(dictionary: [SampleRateKey: -1]) }
+    }
+
     @Test("non-interleaved settings deliver one buffer per channel, the channels in order")
     func nonInterleaved() throws {
         let clock = ManualClock()

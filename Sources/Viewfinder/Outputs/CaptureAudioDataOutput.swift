@@ -123,6 +123,7 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
     /// Sets ``audioSettings``, throwing (and keeping the old settings) when a running session
     /// cannot deliver them.
     public func setAudioSettings(_ settings: AudioSettings) throws(CaptureError) {
+        if let problem = settings.problem { throw CaptureError(.invalidArgument, problem) }
         edits.lock()
         defer { edits.unlock() }
         let previous = state.withLock { state in
