@@ -248,6 +248,47 @@ struct AudioSessionTests {
         #expect(audioOutput.statistics.delivered == 20)
     }
 
+    @Test("an unplugged microphone interrupts the session with deviceDisconnected; plugged back in, audio resumes")
+    func microphoneUnplugged() throws {
+        let clock = ManualClock()
+        let mic = VirtualMicrophone(
+            configuration: .init(
+                clock: clock, formats: [AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .int16)]))
+        let indices = Mutex<[UInt64?]>([])
+        let delegate = LevelReadingDelegate { _ in }
+        delegate.inspect = { buffer in indices.withLock { $0.append(VirtualMicrophone.sampleIndex(of: buffer)) } }
+        let center = NotificationCenter()
+        let session = CaptureSession(notificationCenter: center)
+        let output = CaptureAudioDataOutput()
+        output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "unplug"))
+        try session.addInput(try CaptureDeviceInput(device: mic.device))
+        try session.addOutput(output)
+        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session, center: center)
+        let interrupted = NotificationRecorder(
+            CaptureSession.wasInterruptedNotification, object: session, center: center)
+        let resumed = NotificationRecorder(
+            CaptureSession.interruptionEndedNotification, object: session, center: center)
+        session.startRunning()
+        #expect(clock.waitUntilSleeping())
+        clock.advance(by: .audioChunk)
+        #expect(clock.waitUntilSleeping())
+        mic.simulateDisconnect()
+        clock.advance(by: .audioChunk)
+        #expect(interrupted.wait())
+        #expect(errors.lastError?.code == .deviceDisconnected)
+        #expect(session.isInterrupted && session.isRunning)
+        mic.simulateReconnect()
+        #expect(resumed.wait())
+        #expect(!session.isInterrupted)
+        #expect(clock.waitUntilSleeping())
+        clock.advance(by: .audioChunk)
+        #expect(clock.waitUntilSleeping())
+        #expect(output.waitUntilDelivered(timeout: 10))
+        session.stopRunning()
+        // Chunk 0 before the unplug, then the restarted stream's chunk 0 again.
+        #expect(indices.withLock { $0 } == [0, 0])
+    }
+
     @Test("a flash frame is detected in every pixel format and still carries its sequence number")
     func flashDetection() throws {
         for format in [PixelFormat.bgra, .nv12VideoRange, .nv12FullRange, .yuyv, .i420] {
@@ -275,13 +316,21 @@ struct AudioSessionTests {
 /// Reads the connection's levels at each buffer; signals once one arrived.
 final class LevelReadingDelegate: CaptureAudioDataOutputSampleBufferDelegate {
     let read: @Sendable (CaptureConnection) -> Void
+    private let inspection = Mutex<(@Sendable (SampleBuffer) -> Void)?>(nil)
     let arrived = DispatchSemaphore(value: 0)
     init(read: @escaping @Sendable (CaptureConnection) -> Void) { self.read = read }
+
+    /// Called with each buffer.
+    var inspect: (@Sendable (SampleBuffer) -> Void)? {
+        get { inspection.withLock { $0 } }
+        set { inspection.withLock { $0 = newValue } }
+    }
 
     func captureOutput(
         _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
     ) {
         read(connection)
+        inspect?(sampleBuffer)
         arrived.signal()
     }
 }
