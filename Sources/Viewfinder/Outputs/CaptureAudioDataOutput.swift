@@ -168,7 +168,8 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
                 .unsupportedFormat, "an audio data output takes audio, but the device streams \(format)")
         }
         return try AudioDeliveryContext(
-            deviceFormat: deviceFormat, settings: request.settings as? AudioSettings ?? AudioSettings())
+            deviceFormat: deviceFormat, settings: request.settings as? AudioSettings ?? AudioSettings(),
+            buffers: bufferBudget + 1)
     }
 
     override func install(_ context: any Sendable, isRestart: Bool) {
@@ -202,31 +203,47 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
 }
 
 /// What an audio output negotiated for one stream: the device's format, the format to deliver,
-/// and the converter between them (libswresample), used one buffer at a time on the delivery
-/// path.
-// unchecked: the converter is only used from the engine's delivery path, one sample at a time.
+/// and the converter between them (libswresample) with a pool for its output, used one buffer at
+/// a time on the delivery path.
+// unchecked: the converter and pool are only used from the engine's delivery path, one sample at a time.
 final class AudioDeliveryContext: @unchecked Sendable {
     static let converterName = "AudioConverter"
 
     let deviceFormat: AudioFormat
     let target: AudioFormat
+    private let bufferCount: Int
     private var converter: AudioConverter?
+    private var pool: PCMBufferPool?
 
-    init(deviceFormat: AudioFormat, settings: AudioSettings) throws(CaptureError) {
+    /// A context delivering `deviceFormat` as `settings` ask, converting into a pool of
+    /// `buffers` buffers (the output's budget bounds how many are held at once).
+    init(deviceFormat: AudioFormat, settings: AudioSettings, buffers: Int) throws(CaptureError) {
         self.deviceFormat = deviceFormat
         target = settings.resolved(from: deviceFormat)
+        bufferCount = max(1, buffers)
         try target.validate()
         if target != deviceFormat { converter = try AudioConverter(from: deviceFormat, to: target) }
     }
 
     /// `chunk` as delivered: itself when it is already in ``target``, else converted (a new
-    /// converter if the device changed format). `nil` when conversion failed or produced
-    /// nothing yet.
+    /// converter if the device changed format) into a pooled buffer. `nil` when conversion
+    /// failed or produced nothing yet.
     func deliver(_ chunk: AudioChunk) -> AudioChunk? {
         if chunk.format == target { return chunk }
         do {
             if converter?.source != chunk.format { converter = try AudioConverter(from: chunk.format, to: target) }
-            return try converter?.convert(chunk)
+            guard let converter else { return nil }
+            let bytes =
+                converter.maximumOutputFrames(forInputFrames: chunk.frameCount) * target.sampleFormat.bytesPerSample
+                * target.channelCount
+            if bytes > 0, (pool?.bytesPerBuffer ?? 0) < bytes {
+                // Sized once for the stream's chunks, with room for the resampler's jitter.
+                pool = try PCMBufferPool(bytesPerBuffer: bytes * 2, capacity: bufferCount)
+            }
+            // A pool with a free buffer cannot run dry before the converter takes it (buffers only
+            // come back meanwhile); a pool with none would make the converter skip the chunk.
+            let pooled = pool.flatMap { $0.buffersInUse < $0.capacity ? $0 : nil }
+            return try converter.convert(chunk, pool: pooled)
         } catch {
             return nil
         }
