@@ -24,7 +24,8 @@ let usage = """
                            [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--audio]
       --list-devices   print every camera and microphone with its formats and exit
       --audio          capture from the default microphone (the virtual one on a machine without a
-                       sound card) and print its levels in dBFS per channel each second
+                       sound card; --device picks another) and print its levels in dBFS per
+                       channel each second
       --seconds N      capture for N seconds (default 5), printing a line of figures each second
       --format F       the pixel format to deliver (default: the camera's own, zero-copy)
       --size WxH       scale delivered frames to W x H
@@ -137,7 +138,8 @@ if options.listDevices {
         }
     }
     if devices.isEmpty { print("no video devices") }
-    let microphones = discover { CaptureDevice.devices(for: .audio) }
+    // The simulated bus is video only: microphones come from the machine's own registry.
+    let microphones = CaptureDevice.devices(for: .audio)
     for microphone in microphones {
         print("\(microphone.localizedName)  [\(microphone.uniqueID)]  model \(microphone.modelID), microphone")
         // One line per sample format and channel count, with its rates.
@@ -170,8 +172,12 @@ final class AudioCounter: CaptureAudioDataOutputSampleBufferDelegate {
 }
 
 /// Captures from the default microphone for `seconds`, printing levels each second.
-func captureAudio(seconds: Double) -> Never {
-    guard let microphone = CaptureDevice.default(for: .audio) else { fail("no audio device found") }
+func captureAudio(seconds: Double, deviceID: String?) -> Never {
+    let found = deviceID.map { CaptureDevice.device(withUniqueID: $0) } ?? CaptureDevice.default(for: .audio)
+    guard let microphone = found, microphone.hasMediaType(.audio) else {
+        fail(
+            deviceID.map { "no microphone with unique ID '\($0)': run with --list-devices" } ?? "no audio device found")
+    }
     let session = CaptureSession()
     let output = CaptureAudioDataOutput()
     let counter = AudioCounter()
@@ -215,7 +221,7 @@ func captureAudio(seconds: Double) -> Never {
     exit(0)
 }
 
-if options.audio { captureAudio(seconds: options.seconds) }
+if options.audio { captureAudio(seconds: options.seconds, deviceID: options.deviceID) }
 
 let device: CaptureDevice
 if let id = options.deviceID {
