@@ -1,5 +1,6 @@
 // viewfinder-demo: captures from the default camera (the virtual test-pattern camera on a machine
-// without one) and prints live figures, or lists the devices and their formats.
+// without one) and prints live figures, captures from the default microphone and prints its
+// levels (--audio), or lists the devices and their formats.
 import Dispatch
 import Foundation
 import Synchronization
@@ -14,13 +15,17 @@ struct Options {
     var deviceID: String?
     var delegateCost = 0.0
     var simulatedC920 = false
+    var audio = false
 }
 
 let usage = """
     usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
-                           [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920]
-      --list-devices   print every camera with its formats and exit
+                           [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--audio]
+      --list-devices   print every camera and microphone with its formats and exit
+      --audio          capture from the default microphone (the virtual one on a machine without a
+                       sound card; --device picks another) and print its levels in dBFS per
+                       channel each second
       --seconds N      capture for N seconds (default 5), printing a line of figures each second
       --format F       the pixel format to deliver (default: the camera's own, zero-copy)
       --size WxH       scale delivered frames to W x H
@@ -74,6 +79,7 @@ func parse(_ arguments: [String]) -> Options {
             options.preset = preset
         case "--device": options.deviceID = value(argument)
         case "--simulated-c920": options.simulatedC920 = true
+        case "--audio": options.audio = true
         case "--delegate-ms":
             guard let cost = Double(value(argument)), cost >= 0 else { fail("--delegate-ms takes a number ≥ 0") }
             options.delegateCost = cost / 1000
@@ -132,8 +138,90 @@ if options.listDevices {
         }
     }
     if devices.isEmpty { print("no video devices") }
+    // The simulated bus is video only: microphones come from the machine's own registry.
+    let microphones = CaptureDevice.devices(for: .audio)
+    for microphone in microphones {
+        print("\(microphone.localizedName)  [\(microphone.uniqueID)]  model \(microphone.modelID), microphone")
+        // One line per sample format and channel count, with its rates.
+        var lines: [(key: String, rates: [Int])] = []
+        for case let format? in microphone.formats.map(\.audioFormat) {
+            let key = "\(format.sampleFormat), \(format.channelCount) ch"
+            if let index = lines.firstIndex(where: { $0.key == key }) {
+                lines[index].rates.append(format.sampleRate)
+            } else {
+                lines.append((key, [format.sampleRate]))
+            }
+        }
+        for line in lines {
+            print("    audio \(line.key) @ \(line.rates.sorted().map(String.init).joined(separator: ", ")) Hz")
+        }
+        if lines.isEmpty { print("    (no formats: the device is busy or cannot be opened now)") }
+    }
+    if microphones.isEmpty { print("no audio devices") }
     exit(0)
 }
+
+/// Counts audio buffers (the levels are read from the connection).
+final class AudioCounter: CaptureAudioDataOutputSampleBufferDelegate {
+    let frames = Mutex(0)
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
+        frames.withLock { $0 += sampleBuffer.numSamples }
+    }
+}
+
+/// Captures from the default microphone for `seconds`, printing levels each second.
+func captureAudio(seconds: Double, deviceID: String?) -> Never {
+    let found = deviceID.map { CaptureDevice.device(withUniqueID: $0) } ?? CaptureDevice.default(for: .audio)
+    guard let microphone = found, microphone.hasMediaType(.audio) else {
+        fail(
+            deviceID.map { "no microphone with unique ID '\($0)': run with --list-devices" } ?? "no audio device found")
+    }
+    let session = CaptureSession()
+    let output = CaptureAudioDataOutput()
+    let counter = AudioCounter()
+    let observer = NotificationCenter.default.addObserver(
+        forName: CaptureSession.runtimeErrorNotification, object: session, queue: nil
+    ) { note in
+        let error = note.userInfo?[CaptureSessionErrorKey] as? CaptureError
+        FileHandle.standardError.write(Data("runtime error: \(error?.description ?? "unknown")\n".utf8))
+    }
+    do {
+        try session.addInput(try CaptureDeviceInput(device: microphone))
+        output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.audio"))
+        try session.addOutput(output)
+    } catch {
+        fail(error.description)
+    }
+    session.startRunning()
+    guard session.isRunning else { fail("the session did not start (see the error above)") }
+    let format = microphone.activeFormat.audioFormat.map { "\($0)" } ?? "?"
+    print("capturing from \(microphone.localizedName) [\(microphone.uniqueID)]: \(format)")
+    let start = Date()
+    var tick = 1.0
+    while Date().timeIntervalSince(start) < seconds {
+        Thread.sleep(forTimeInterval: max(0, min(tick, seconds) - Date().timeIntervalSince(start)))
+        let channels = output.connection(with: .audio)?.audioChannels ?? []
+        let levels = channels.enumerated().map { index, channel in
+            String(
+                format: "ch%d average %6.1f dBFS, peak %6.1f dBFS", index, channel.averagePowerLevel,
+                channel.peakHoldLevel)
+        }
+        let stats = output.statistics
+        print(
+            String(format: "%5.1fs  ", Date().timeIntervalSince(start))
+                + (levels.isEmpty ? "no audio yet" : levels.joined(separator: "  |  "))
+                + "  (buffers \(stats.delivered), dropped \(stats.dropped))")
+        tick += 1
+    }
+    session.stopRunning()
+    print("done: \(counter.frames.withLock { $0 }) sample frames; \(output.statistics)")
+    NotificationCenter.default.removeObserver(observer)
+    exit(0)
+}
+
+if options.audio { captureAudio(seconds: options.seconds, deviceID: options.deviceID) }
 
 let device: CaptureDevice
 if let id = options.deviceID {

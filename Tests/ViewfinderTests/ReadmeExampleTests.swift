@@ -28,6 +28,22 @@ private final class FrameHandler: CaptureVideoDataOutputSampleBufferDelegate {
     }
 }
 
+private final class SoundHandler: CaptureAudioDataOutputSampleBufferDelegate {
+    let levels = Mutex<[Float]>([])
+    let arrived = DispatchSemaphore(value: 0)
+
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
+        _ = sampleBuffer.withAudioSamples(as: Float.self) { $0.count }
+        for channel in connection.audioChannels {
+            levels.withLock { $0.append(channel.averagePowerLevel) }
+            _ = channel.peakHoldLevel
+        }
+        arrived.signal()
+    }
+}
+
 private final class Brightness: FrameProcessor {
     var acceptedPixelFormats: [PixelFormat] { [.nv12VideoRange, .nv12FullRange] }
 
@@ -110,5 +126,26 @@ struct ReadmeExampleTests {
             webcam.injectFrameFaults([.errorFlag])  // fault injection
         }
         #expect(webcam.isPluggedIn)
+    }
+    @Test("the sound example delivers float PCM at 44.1 kHz and fills the level meters")
+    func soundExample() throws {
+        // Only the virtual microphone, so the example runs the same with or without a sound card.
+        let registry = DeviceRegistry(providers: [VirtualMicrophoneProvider()])
+        let microphone = try #require(
+            DeviceRegistry.$current.withValue(registry) { CaptureDevice.default(for: .audio) })
+        let session = CaptureSession(notificationCenter: NotificationCenter())
+        try session.addInput(try CaptureDeviceInput(device: microphone))
+        let audio = CaptureAudioDataOutput()
+        audio.audioSettings = try AudioSettings(sampleFormat: .float32, sampleRate: 44_100)
+        let sound = SoundHandler()
+        audio.setSampleBufferDelegate(sound, queue: DispatchQueue(label: "sound"))
+        try session.addOutput(audio)
+        session.startRunning()
+        #expect(sound.arrived.wait(timeout: .now() + 10) == .success)
+        session.stopRunning()
+        #expect(audio.deliveredAudioFormat?.sampleRate == 44_100)
+        #expect(audio.deliveredAudioFormat?.sampleFormat == .float32)
+        let levels = sound.levels.withLock { $0 }
+        #expect(!levels.isEmpty && levels.allSatisfy { $0 > -160 && $0 < 0 })
     }
 }

@@ -158,7 +158,8 @@ struct SessionTests {
         let virtual = try #require(devices.last)
         #expect(virtual.deviceType == .virtual)
         #expect(virtual.localizedName == "Test Pattern Camera")
-        #expect(CaptureDevice.devices(for: .audio).isEmpty)
+        #expect(CaptureDevice.devices(for: .audio).last?.uniqueID == "viewfinder.virtual.microphone.0")
+        #expect(!CaptureDevice.devices(for: .audio).contains(virtual), "a camera is no audio device")
         if devices.count == 1 {
             #expect(CaptureDevice.default(for: .video) === virtual)
         }

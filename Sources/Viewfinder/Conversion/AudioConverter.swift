@@ -2,6 +2,10 @@ import CFFmpeg
 import CSwresample
 import CSwscale
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Converts PCM between ``AudioFormat``s — sample format, sample rate, channel count,
 /// interleaving — through FFmpeg's libswresample (`swr_convert`), for outputs whose
 /// `audioSettings` ask for something other than what the device captures. Channel counts map
@@ -140,6 +144,16 @@ final class AudioConverter: @unchecked Sendable {  // the SwrContext is used by 
         let written = try convert(
             UnsafeRawPointer(chunk.buffer.memory), frames: chunk.frameCount, into: buffer.memory, capacity: capacity)
         guard written > 0 else { return nil }
+        if !destination.isInterleaved, written < capacity {
+            // Planes were laid out `capacity` frames apart: close them up to `written`, so the
+            // chunk's planes lie back to back as AudioChunk says.
+            let plane = destination.sampleFormat.bytesPerSample
+            for channel in 1..<destination.channelCount {
+                memmove(
+                    buffer.memory + channel * written * plane, buffer.memory + channel * capacity * plane,
+                    written * plane)
+            }
+        }
         let time = chunk.presentationTime - destination.duration(ofFrames: held)
         let index = outputIndex
         outputIndex += UInt64(written)

@@ -1,11 +1,16 @@
 extension CaptureDevice {
     /// One way a device can capture: a pixel format, a size, and the frame rates it supports at
-    /// that size (the counterpart of `AVCaptureDevice.Format`).
+    /// that size (the counterpart of `AVCaptureDevice.Format`). A microphone's formats have
+    /// ``mediaType`` ``MediaType/audio`` and an ``audioFormat`` (sample rate, channels, sample
+    /// format); their video properties are empty (no pixel format, 0x0, no frame rates).
     ///
     /// Thread safety: a value type; freely sendable.
     public struct Format: Sendable, Hashable, CustomStringConvertible {
-        /// The media the format carries (always ``MediaType/video`` today).
+        /// The media the format carries: ``MediaType/video`` or ``MediaType/audio``.
         public var mediaType: MediaType
+        /// The PCM layout, for audio formats (`CMAudioFormatDescriptionGetStreamBasicDescription`);
+        /// `nil` for video.
+        public var audioFormat: AudioFormat?
         /// The pixel format frames arrive in.
         public var pixelFormat: PixelFormat
         /// Width and height in pixels.
@@ -27,11 +32,23 @@ extension CaptureDevice {
             isEmulated: Bool = false
         ) {
             self.mediaType = .video
+            self.audioFormat = nil
             self.pixelFormat = pixelFormat
             self.dimensions = Dimensions(width: width, height: height)
             self.videoSupportedFrameRateRanges = frameRateRanges
             self.isEmulated = isEmulated
             self.backendCode = pixelFormat.rawValue
+        }
+
+        /// An audio format: `audioFormat` PCM (a microphone's formats).
+        public init(audioFormat: AudioFormat) {
+            self.mediaType = .audio
+            self.audioFormat = audioFormat
+            self.pixelFormat = PixelFormat(rawValue: 0)
+            self.dimensions = Dimensions(width: 0, height: 0)
+            self.videoSupportedFrameRateRanges = []
+            self.isEmulated = false
+            self.backendCode = 0
         }
 
         /// The shortest frame duration (fastest rate) any range allows.
@@ -71,6 +88,7 @@ extension CaptureDevice {
         }
 
         public var description: String {
+            if let audioFormat { return "audio \(audioFormat)" }
             let rates = videoSupportedFrameRateRanges.map { $0.description }.joined(separator: ", ")
             return "\(pixelFormat.name) \(dimensions)\(isEmulated ? " (emulated)" : "") @ \(rates)"
         }

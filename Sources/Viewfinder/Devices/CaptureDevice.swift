@@ -25,6 +25,9 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         case builtInWideAngleCamera
         /// Viewfinder's virtual test-pattern camera.
         case virtual
+        /// A microphone: an ALSA capture device or Viewfinder's virtual microphone
+        /// (`AVCaptureDevice.DeviceType.microphone`).
+        case microphone
     }
 
     /// Which way the camera faces, where known (always ``unspecified`` on Linux so far).
@@ -188,9 +191,10 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         configuration.withLock { if $0.owner == session { $0.owner = nil } }
     }
 
-    /// Whether the device supports a session preset.
+    /// Whether the device supports a session preset. Presets choose video sizes: a device that
+    /// produces no video (a microphone) supports every preset.
     public func supportsSessionPreset(_ preset: CaptureSession.Preset) -> Bool {
-        preset == .inputPriority || preset.bestFormat(in: formats) != nil
+        preset == .inputPriority || !hasMediaType(.video) || preset.bestFormat(in: formats) != nil
     }
 
     public var description: String { "\(localizedName) [\(uniqueID)]" }

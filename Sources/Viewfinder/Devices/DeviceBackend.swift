@@ -1,11 +1,13 @@
 /// One sample as a device backend hands it to the session, on the device's capture thread: a
-/// video frame today; an audio buffer carries PCM in a payload of its own.
+/// video frame, or a chunk of audio (PCM) from a microphone.
 package struct CapturedSample: Sendable {
     /// What the sample carries.
     package enum Payload: Sendable {
         /// A video frame's pixels, in memory the backend owns (its ring); released back when the
         /// last reference goes.
         case image(PixelBuffer)
+        /// A chunk of a microphone's PCM, in a pooled buffer the source owns.
+        case audio(AudioChunk)
     }
 
     /// The media.
@@ -14,7 +16,8 @@ package struct CapturedSample: Sendable {
     package var presentationTime: MediaTime
     /// How long the sample lasts: the frame interval for video.
     package var duration: MediaTime
-    /// The device's sample counter. Gaps mean samples the device lost.
+    /// The device's sample counter (frames for video, chunks for audio). Gaps mean samples the
+    /// device lost.
     package var sequenceNumber: UInt64
     /// When the sample reached user space, on the host's monotonic clock (for latency figures).
     package var hostArrivalTime: MediaTime
@@ -31,10 +34,21 @@ package struct CapturedSample: Sendable {
         self.hostArrivalTime = hostArrivalTime
     }
 
+    /// A chunk of audio, timed as the chunk says; `sequenceNumber` counts chunks, lost ones
+    /// included.
+    package init(audio chunk: AudioChunk, sequenceNumber: UInt64) {
+        self.payload = .audio(chunk)
+        self.presentationTime = chunk.presentationTime
+        self.duration = chunk.duration
+        self.sequenceNumber = sequenceNumber
+        self.hostArrivalTime = chunk.hostArrivalTime
+    }
+
     /// The media type of the payload.
     package var mediaType: MediaType {
         switch payload {
         case .image: return .video
+        case .audio: return .audio
         }
     }
 
@@ -42,7 +56,32 @@ package struct CapturedSample: Sendable {
     package var image: PixelBuffer? {
         switch payload {
         case .image(let image): return image
+        case .audio: return nil
         }
+    }
+
+    /// The PCM of an audio chunk.
+    package var audio: AudioChunk? {
+        switch payload {
+        case .image: return nil
+        case .audio(let chunk): return chunk
+        }
+    }
+
+    /// Media samples the sample holds in the media's own unit: audio frames for a chunk, 0 for
+    /// video (a frame is its own unit).
+    var mediaSampleCount: Int { audio?.frameCount ?? 0 }
+
+    /// What a gap of `lost` sequence numbers right before this sample covered: where it began,
+    /// the duration a drop report gives, and for audio the sample frames lost (from the chunk's
+    /// ``AudioChunk/framesLostBefore``; 0 for video).
+    func gap(sequencesLost lost: UInt64) -> (presentationTime: MediaTime, duration: MediaTime, mediaSamples: Int) {
+        if let chunk = audio {
+            let length = chunk.format.duration(ofFrames: chunk.framesLostBefore)
+            guard length.isNumeric else { return (presentationTime, .invalid, chunk.framesLostBefore) }
+            return (presentationTime - length, length, chunk.framesLostBefore)
+        }
+        return (presentationTime - duration * Int64(clamping: lost), duration, 0)
     }
 }
 

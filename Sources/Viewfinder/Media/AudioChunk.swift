@@ -96,8 +96,9 @@ final class PCMBuffer: @unchecked Sendable {  // written once by its producer be
 /// interleaved PCM in a pooled buffer, its format, its time and where it sits in the stream.
 ///
 /// Thread safety: a value type; the bytes are immutable once delivered.
-struct AudioChunk: Sendable {
-    /// The samples, interleaved, `frameCount * format.bytesPerFrame` bytes from the start.
+package struct AudioChunk: Sendable {
+    /// The samples, `frameCount * channelCount` of them from the start: interleaved, or one
+    /// channel after another (`frameCount` samples each) for a non-interleaved format.
     var buffer: PCMBuffer
     /// Frames in the chunk.
     var frameCount: Int
@@ -118,9 +119,10 @@ struct AudioChunk: Sendable {
     /// The chunk's length in time, exact in the sample rate's timescale.
     var duration: MediaTime { format.duration(ofFrames: frameCount) }
 
-    /// The bytes of the chunk's frames.
+    /// The bytes of the chunk's frames (every channel's plane, back to back, when non-interleaved).
     var bytes: UnsafeRawBufferPointer {
-        UnsafeRawBufferPointer(start: buffer.memory, count: frameCount * format.bytesPerFrame)
+        UnsafeRawBufferPointer(
+            start: buffer.memory, count: frameCount * format.sampleFormat.bytesPerSample * format.channelCount)
     }
 
     /// Runs `body` on the samples as `T` (`Int16`, `Int32` or `Float`, matching the format),

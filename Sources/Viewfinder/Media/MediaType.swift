@@ -5,7 +5,7 @@ public struct MediaType: RawRepresentable, Sendable, Hashable, CustomStringConve
 
     /// Video frames.
     public static let video = MediaType(rawValue: "vide")
-    /// Audio samples (no audio devices exist yet; asking for them finds none).
+    /// Audio samples (microphones: ALSA capture devices and the virtual microphone).
     public static let audio = MediaType(rawValue: "soun")
 
     public var description: String { rawValue }

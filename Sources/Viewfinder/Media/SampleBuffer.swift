@@ -14,6 +14,8 @@ public final class SampleBuffer: Sendable {
     enum Media: Sendable {
         /// A video frame.
         case image(PixelBuffer)
+        /// A buffer of PCM audio.
+        case audio(AudioChunk)
         /// Nothing: a dropped-sample report.
         case none
     }
@@ -31,7 +33,8 @@ public final class SampleBuffer: Sendable {
     /// For dropped-sample buffers: how many samples the report stands for (more than one for a
     /// device gap, or when drops come faster than the delegate can hear of them); 0 otherwise.
     public let droppedFrameCount: Int
-    /// The media type of the sample (``MediaType/video`` for frames and their drop reports).
+    /// The media type of the sample (``MediaType/video`` for frames, ``MediaType/audio`` for PCM,
+    /// and the same for their drop reports).
     public let mediaType: MediaType
 
     private let attachmentStore: Mutex<[AttachmentKey: any Sendable]>
@@ -89,16 +92,19 @@ public final class SampleBuffer: Sendable {
             return .video(
                 pixelFormat: image.pixelFormat,
                 dimensions: CaptureDevice.Dimensions(width: image.width, height: image.height))
+        case .audio(let chunk):
+            return .audio(chunk.format)
         case .none:
             return nil
         }
     }
 
     /// How many samples the buffer holds (`CMSampleBufferGetNumSamples`): 1 for a video frame,
-    /// 0 for a dropped-sample report.
+    /// the frame count for audio (one sample of every channel), 0 for a dropped-sample report.
     public var numSamples: Int {
         switch media {
         case .image: return 1
+        case .audio(let chunk): return chunk.frameCount
         case .none: return 0
         }
     }
@@ -204,18 +210,21 @@ final class FrameBudget: Sendable {
 }
 
 /// What a sample's media is, the counterpart of `CMFormatDescription`: for video the pixel format
-/// and dimensions (`CMVideoFormatDescriptionGetDimensions`); audio descriptions carry the PCM
-/// layout.
+/// and dimensions (`CMVideoFormatDescriptionGetDimensions`); for audio the PCM layout
+/// (`CMAudioFormatDescriptionGetStreamBasicDescription`).
 ///
 /// Thread safety: a value type; freely sendable.
 public enum FormatDescription: Sendable, Hashable, CustomStringConvertible {
     /// Video frames of `pixelFormat` at `dimensions`.
     case video(pixelFormat: PixelFormat, dimensions: CaptureDevice.Dimensions)
+    /// Linear PCM audio in `format` (sample rate, channels, sample format, interleaving).
+    case audio(AudioFormat)
 
     /// The media type described.
     public var mediaType: MediaType {
         switch self {
         case .video: return .video
+        case .audio: return .audio
         }
     }
 
@@ -223,6 +232,7 @@ public enum FormatDescription: Sendable, Hashable, CustomStringConvertible {
     public var pixelFormat: PixelFormat? {
         switch self {
         case .video(let pixelFormat, _): return pixelFormat
+        case .audio: return nil
         }
     }
 
@@ -230,12 +240,23 @@ public enum FormatDescription: Sendable, Hashable, CustomStringConvertible {
     public var dimensions: CaptureDevice.Dimensions? {
         switch self {
         case .video(_, let dimensions): return dimensions
+        case .audio: return nil
+        }
+    }
+
+    /// The PCM layout, for audio (the counterpart of the `AudioStreamBasicDescription` that
+    /// `CMAudioFormatDescriptionGetStreamBasicDescription` returns).
+    public var audioFormat: AudioFormat? {
+        switch self {
+        case .video: return nil
+        case .audio(let format): return format
         }
     }
 
     public var description: String {
         switch self {
         case .video(let pixelFormat, let dimensions): return "video \(pixelFormat.name) \(dimensions)"
+        case .audio(let format): return "audio \(format)"
         }
     }
 }

@@ -20,6 +20,11 @@ extension CaptureOutput {
         public var droppedDiscontinuity = 0
         /// Frames a processor or the converter dropped.
         public var droppedByProcessor = 0
+        /// For audio: sample frames (one sample of every channel, as
+        /// ``SampleBuffer/numSamples`` counts them) the device lost, which the
+        /// ``droppedDiscontinuity`` buffers stood for (an overrun, or a source with no free
+        /// buffer). Always 0 for video.
+        public var audioSamplesLost = 0
         /// Frames not delivered because they came sooner than the output's minimum frame duration
         /// (``CaptureVideoDataOutput/minFrameDuration``).
         public var rateGated = 0
@@ -32,6 +37,7 @@ extension CaptureOutput {
 
         public var description: String {
             "captured \(captured), delivered \(delivered), dropped \(dropped) (late \(droppedLate), out of buffers \(droppedOutOfBuffers), discontinuity \(droppedDiscontinuity), processor \(droppedByProcessor)), rate-gated \(rateGated)"
+                + (audioSamplesLost > 0 ? ", audio samples lost \(audioSamplesLost)" : "")
         }
     }
 }

@@ -117,13 +117,16 @@ struct OutputRequest: Sendable {
     /// The formats the output's first processor takes (empty: any), so negotiation counts the
     /// conversion a processor forces.
     var processorFormats: [PixelFormat] = []
+    /// The PCM layout wanted from a microphone; `nil` (video outputs) for whatever it captures.
+    var audioSettings: AudioSettings?
     /// The output's own snapshot of its settings, handed back when the stream context is built.
     var settings: (any Sendable)?
 
     init(
         pixelFormat: PixelFormat? = nil, size: CaptureDevice.Dimensions? = nil, minFrameDuration: MediaTime = .invalid,
-        processorFormats: [PixelFormat] = [], settings: (any Sendable)? = nil
+        processorFormats: [PixelFormat] = [], audioSettings: AudioSettings? = nil, settings: (any Sendable)? = nil
     ) {
+        self.audioSettings = audioSettings
         self.pixelFormat = pixelFormat
         self.size = size
         self.minFrameDuration = minFrameDuration

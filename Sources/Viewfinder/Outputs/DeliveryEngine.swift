@@ -44,23 +44,28 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         var sequenceNumber: UInt64
         /// How many samples the report stands for.
         var count: Int
+        /// For audio: the sample frames those samples held (lost ones as the device counted
+        /// them); 0 for video.
+        var mediaSampleCount: Int
         var connection: CaptureConnection
 
         init(_ sample: CapturedSample, reason: DroppedFrameReason, connection: CaptureConnection) {
             self.init(
                 reason: reason, presentationTime: sample.presentationTime, duration: sample.duration,
-                sequenceNumber: sample.sequenceNumber, count: 1, connection: connection)
+                sequenceNumber: sample.sequenceNumber, count: 1, mediaSampleCount: sample.mediaSampleCount,
+                connection: connection)
         }
 
         init(
             reason: DroppedFrameReason, presentationTime: MediaTime, duration: MediaTime, sequenceNumber: UInt64,
-            count: Int, connection: CaptureConnection
+            count: Int, mediaSampleCount: Int = 0, connection: CaptureConnection
         ) {
             self.reason = reason
             self.presentationTime = presentationTime
             self.duration = duration
             self.sequenceNumber = sequenceNumber
             self.count = count
+            self.mediaSampleCount = mediaSampleCount
             self.connection = connection
         }
     }
@@ -274,13 +279,14 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         if let last = state.lastSequence, sample.sequenceNumber > last &+ 1 {
             let lost = sample.sequenceNumber - last - 1
             let count = Int(clamping: lost)
+            let gap = sample.gap(sequencesLost: lost)
             state.statistics.captured += count
             state.statistics.droppedDiscontinuity += count
+            state.statistics.audioSamplesLost += gap.mediaSamples
             enqueueDrop(
                 DropReport(
-                    reason: .discontinuity,
-                    presentationTime: sample.presentationTime - sample.duration * Int64(clamping: lost),
-                    duration: sample.duration, sequenceNumber: last + 1, count: count, connection: connection),
+                    reason: .discontinuity, presentationTime: gap.presentationTime, duration: gap.duration,
+                    sequenceNumber: last + 1, count: count, mediaSampleCount: gap.mediaSamples, connection: connection),
                 state: &state)
         }
         state.lastSequence = sample.sequenceNumber
@@ -311,6 +317,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
                 // Too many reports waiting: fold this one into the report before it and let the
                 // new sample take the waiting place, so the queue stops growing.
                 report.count += 1
+                report.mediaSampleCount += old.sample.mediaSampleCount
                 state.queue[position: previous] = .drop(report)
                 state.queue[position: waiting] = .sample(accepted)
                 return
@@ -347,6 +354,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     private static func enqueueDrop(_ drop: DropReport, state: inout State) {
         if state.queuedDrops >= dropReportLimit, case .drop(var last) = state.queue.last, last.reason == drop.reason {
             last.count += drop.count
+            last.mediaSampleCount += drop.mediaSampleCount
             state.queue[position: state.queue.endPosition - 1] = .drop(last)
             return
         }

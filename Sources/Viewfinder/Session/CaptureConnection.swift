@@ -17,6 +17,8 @@ public final class CaptureConnection: Sendable {
         var mirrored = false
     }
     private let state = Mutex(State())
+    /// The level meter behind ``audioChannels`` (audio connections only).
+    let audioMeter = Mutex(AudioMeterState())
 
     init(inputPort: CaptureInput.Port, output: CaptureOutput) {
         self.inputPorts = [inputPort]

@@ -21,6 +21,7 @@ enum FormatNegotiator {
     static func negotiate(
         device: CaptureDevice, preset: CaptureSession.Preset, requests: [OutputRequest]
     ) throws(CaptureError) -> Choice {
+        if !device.hasMediaType(.video) { return try negotiateAudio(device: device, requests: requests) }
         let candidates: [CaptureDevice.Format]
         if device.userChoseFormat || preset == .inputPriority {
             candidates = [device.activeFormat]

@@ -36,8 +36,8 @@ final class ALSAMicrophone: AudioCaptureSource {
     }
 
     /// A microphone for a listed device.
-    convenience init(info: ALSADeviceInfo) {
-        self.init(pcmName: info.name, localizedName: info.localizedName)
+    convenience init(info: ALSADeviceInfo, bufferCount: Int = 8) {
+        self.init(pcmName: info.name, localizedName: info.localizedName, bufferCount: bufferCount)
     }
 
     var isConnected: Bool { connected.load(ordering: .acquiring) }

@@ -58,6 +58,37 @@ public enum TestPattern {
         stamp(sequenceNumber: sequenceNumber, previous: nil, into: buffer)
     }
 
+    /// Draws a flash frame: all white but for the sequence-number strip, which still shows
+    /// `sequenceNumber` (``readSequenceNumber(from:)`` reads it as from any frame).
+    public static func renderFlash(sequenceNumber: UInt64, into buffer: PixelBuffer) {
+        let painter = Painter(buffer)
+        painter.fill(x: 0..<buffer.width, y: 0..<buffer.height, grey: 255)
+        let strip = 0..<codeStripHeight(height: buffer.height)
+        for bit in 0..<32 {
+            let on = (sequenceNumber >> UInt64(bit)) & 1 == 1
+            painter.fill(x: cellColumns(bit, width: buffer.width), y: strip, grey: on ? 255 : 0)
+        }
+    }
+
+    /// Whether `buffer` shows a flash frame (``renderFlash(sequenceNumber:into:)``): every probed
+    /// point below the sequence-number strip is bright, where an ordinary frame has a black bar
+    /// and a grey background. `false` for compressed buffers.
+    public static func isFlash(_ buffer: PixelBuffer) -> Bool {
+        guard !buffer.pixelFormat.isCompressed, buffer.pixelFormat.planeCount > 0, buffer.width > 0 else {
+            return false
+        }
+        let top = codeStripHeight(height: buffer.height)
+        guard buffer.height > top else { return false }
+        for row in 0..<8 {
+            let y = top + (buffer.height - top) * (2 * row + 1) / 16
+            for column in 0..<16 {
+                let x = buffer.width * (2 * column + 1) / 32
+                if brightness(of: buffer, x: x, y: y) < 200 { return false }
+            }
+        }
+        return true
+    }
+
     /// Updates a buffer that holds frame `previous` (rendered by this pattern) to show
     /// `sequenceNumber`, touching only the code cells that change and the box.
     package static func stamp(sequenceNumber: UInt64, previous: UInt64?, into buffer: PixelBuffer) {

@@ -40,13 +40,17 @@ public final class VirtualCamera: Sendable {
         public var rendersEveryFrame: Bool
         /// The formats offered.
         public var formats: [CaptureDevice.Format]
+        /// Times (on `clock`) of flashes: the first frame stamped at or after each one is drawn
+        /// all white but for its sequence-number strip (``TestPattern/isFlash(_:)`` detects it),
+        /// so A/V sync can be checked against a virtual microphone's click at the same time.
+        public var flashTimes: [MediaTime]
 
         /// A configuration; every parameter has the default of the built-in camera.
         public init(
             name: String = "Test Pattern Camera", uniqueID: String? = nil,
             clock: any CaptureClock = HostClock(), isPaced: Bool = true, frameLimit: Int? = nil,
             bufferCount: Int = 8, rendersEveryFrame: Bool = true,
-            formats: [CaptureDevice.Format] = VirtualCamera.standardFormats
+            formats: [CaptureDevice.Format] = VirtualCamera.standardFormats, flashTimes: [MediaTime] = []
         ) {
             self.name = name
             self.uniqueID = uniqueID
@@ -56,6 +60,7 @@ public final class VirtualCamera: Sendable {
             self.bufferCount = bufferCount
             self.rendersEveryFrame = rendersEveryFrame
             self.formats = formats
+            self.flashTimes = flashTimes
         }
     }
 
@@ -197,8 +202,12 @@ final class VirtualCameraBackend: DeviceBackend {
         // The stream's time origin is taken now, so a clock advanced right after this returns
         // counts from here.
         let start = configuration.clock.now()
+        let flashes = Set(
+            configuration.flashTimes.compactMap { Self.frameIndex(at: $0, start: start, frameDuration: duration) })
         let thread = CaptureThread(name: "viewfinder.virtual-camera") { [self] thread in
-            run(ring: ring, start: start, frameDuration: duration, sink: sink, isCancelled: { thread.isCancelled })
+            run(
+                ring: ring, start: start, frameDuration: duration, flashes: flashes, sink: sink,
+                isCancelled: { thread.isCancelled })
         }
         stream.withLock { $0.thread = thread }
         return duration
@@ -219,14 +228,25 @@ final class VirtualCameraBackend: DeviceBackend {
         finishCondition.unlock()
     }
 
+    /// The index of the first frame stamped at or after `time` in a stream that started at
+    /// `start` with frames `frameDuration` apart; `nil` for times before the start. Exact to a
+    /// nanosecond (1/30 s is no whole number of them).
+    static func frameIndex(at time: MediaTime, start: MediaTime, frameDuration: MediaTime) -> UInt64? {
+        guard time.isNumeric, start.isNumeric, frameDuration.isNumeric, frameDuration > .zero, time >= start else {
+            return nil
+        }
+        let frames = (time - start).seconds / frameDuration.seconds
+        return UInt64(max(0, (frames - 1e-9 / frameDuration.seconds).rounded(.up)))
+    }
+
     private func run(
-        ring: PixelBufferPool, start: MediaTime, frameDuration: MediaTime, sink: DeviceStreamSink,
-        isCancelled: () -> Bool
+        ring: PixelBufferPool, start: MediaTime, frameDuration: MediaTime, flashes: Set<UInt64>,
+        sink: DeviceStreamSink, isCancelled: () -> Bool
     ) {
         let clock = configuration.clock
         let host = HostClock()
-        // Every slot holds frame 0's picture (drawn in startStreaming).
-        var slotSequence = [UInt64](repeating: 0, count: ring.capacity)
+        // Every slot holds frame 0's picture (drawn in startStreaming); nil: a flash, to redraw.
+        var slotSequence = [UInt64?](repeating: 0, count: ring.capacity)
         var sequence: UInt64 = 0
         defer { markFinished() }
         while !isCancelled() {
@@ -260,8 +280,16 @@ final class VirtualCameraBackend: DeviceBackend {
             sequence += 1
             // Like a V4L2 driver with no queued buffer: the frame is lost, the counter moves on.
             guard let (buffer, slot) = ring.makePixelBufferWithSlot() else { continue }
-            if configuration.rendersEveryFrame {
-                TestPattern.stamp(sequenceNumber: current, previous: slotSequence[slot], into: buffer)
+            if flashes.contains(current) {
+                TestPattern.renderFlash(sequenceNumber: current, into: buffer)
+                slotSequence[slot] = nil
+            } else if let previous = slotSequence[slot] {
+                if configuration.rendersEveryFrame {
+                    TestPattern.stamp(sequenceNumber: current, previous: previous, into: buffer)
+                    slotSequence[slot] = current
+                }
+            } else {
+                TestPattern.render(sequenceNumber: current, into: buffer)
                 slotSequence[slot] = current
             }
             sink.deviceDidCapture(

@@ -18,35 +18,42 @@ import Synchronization
 /// A click at presentation time *t* starts at the first sample stamped at or after *t*, so it
 /// can be lined up with the virtual camera's flash frame on the same clock.
 ///
+/// ```swift
+/// let clock = ManualClock()
+/// let microphone = VirtualMicrophone(configuration: .init(clock: clock))
+/// let input = try CaptureDeviceInput(device: microphone.device)
+/// // … in the audio delegate: VirtualMicrophone.sampleIndex(of: sampleBuffer)
+/// ```
+///
 /// Thread safety: all members may be used from any thread.
-final class VirtualMicrophone: AudioCaptureSource {
+public final class VirtualMicrophone: AudioCaptureSource, Sendable {
     /// How the microphone behaves.
-    struct Configuration: Sendable {
+    public struct Configuration: Sendable {
         /// The device's name.
-        var name: String
+        public var name: String
         /// The device's unique ID (default: one made up for this instance).
-        var uniqueID: String?
+        public var uniqueID: String?
         /// The clock that paces chunks and stamps them.
-        var clock: any CaptureClock
+        public var clock: any CaptureClock
         /// `true`: one chunk per chunk duration of `clock`. `false`: as fast as buffers free up.
-        var isPaced: Bool
+        public var isPaced: Bool
         /// Stop after this many frames (lost ones included); `nil` for no end.
-        var frameLimit: Int?
+        public var frameLimit: Int?
         /// Pooled chunk buffers.
-        var bufferCount: Int
+        public var bufferCount: Int
         /// The tone's frequency in hertz.
-        var toneFrequency: Double
+        public var toneFrequency: Double
         /// The tone's peak level in dBFS (at most −20 while markers are on).
-        var toneLevel: Float
+        public var toneLevel: Float
         /// Whether marker bursts encode the sample count (`false`: a pure tone).
-        var hasMarkers: Bool
+        public var hasMarkers: Bool
         /// Presentation times (on `clock`) at which clicks start.
-        var clickTimes: [MediaTime]
+        public var clickTimes: [MediaTime]
         /// The formats offered.
-        var formats: [AudioFormat]
+        public var formats: [AudioFormat]
 
         /// A configuration; every parameter has the default of the built-in microphone.
-        init(
+        public init(
             name: String = "Test Tone Microphone", uniqueID: String? = nil, clock: any CaptureClock = HostClock(),
             isPaced: Bool = true, frameLimit: Int? = nil, bufferCount: Int = 8, toneFrequency: Double = 1000,
             toneLevel: Float = -20, hasMarkers: Bool = true, clickTimes: [MediaTime] = [],
@@ -67,7 +74,7 @@ final class VirtualMicrophone: AudioCaptureSource {
     }
 
     /// Interleaved int16, int32 and float32 at 48, 44.1 and 16 kHz, mono and stereo.
-    static let standardFormats: [AudioFormat] = AudioFormat.SampleFormat.allCases.flatMap { sampleFormat in
+    public static let standardFormats: [AudioFormat] = AudioFormat.SampleFormat.allCases.flatMap { sampleFormat in
         [48_000, 44_100, 16_000].flatMap { rate in
             [1, 2].map { AudioFormat(sampleRate: rate, channelCount: $0, sampleFormat: sampleFormat) }
         }
@@ -78,9 +85,12 @@ final class VirtualMicrophone: AudioCaptureSource {
         case disconnect
     }
 
-    let configuration: Configuration
-    let uniqueID: String
-    var localizedName: String { configuration.name }
+    /// How the microphone behaves.
+    public let configuration: Configuration
+    /// The device's unique ID.
+    public let uniqueID: String
+    /// The device's name.
+    public var localizedName: String { configuration.name }
     var formats: [AudioFormat] { configuration.formats }
 
     private static let counter = Atomic<Int>(0)
@@ -97,21 +107,23 @@ final class VirtualMicrophone: AudioCaptureSource {
     }
     private let state = Mutex(State())
     private let finishCondition = NSCondition()
+    private let deviceReference = Mutex<WeakReference<CaptureDevice>?>(nil)
 
     /// A virtual microphone configured by `configuration`.
-    init(configuration: Configuration = Configuration()) {
+    public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         let serial = Self.counter.add(1, ordering: .relaxed).newValue
         uniqueID = configuration.uniqueID ?? "viewfinder.virtual.microphone.\(serial)"
     }
 
-    var isConnected: Bool { state.withLock { $0.connected } }
+    /// Whether the microphone is plugged in.
+    public var isConnected: Bool { state.withLock { $0.connected } }
 
     /// Frames produced in the current or last stream (lost ones included).
-    var framesProduced: Int { state.withLock { $0.produced } }
+    public var framesProduced: Int { state.withLock { $0.produced } }
 
     /// Frames lost because every buffer was held, in the current or last stream.
-    var framesLost: Int { state.withLock { $0.lost } }
+    public var framesLost: Int { state.withLock { $0.lost } }
 
     /// The clock time the current or last stream started at (sample 0's presentation time).
     var streamStart: MediaTime { state.withLock { $0.start } }
@@ -120,16 +132,20 @@ final class VirtualMicrophone: AudioCaptureSource {
     var signal: VirtualMicrophoneSignal? { state.withLock { $0.signal } }
 
     /// Makes the running stream fail with `error` at its next chunk.
-    func simulateFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
+    public func simulateFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
 
     /// Unplugs the microphone: the stream fails with ``CaptureError/Code/deviceDisconnected``.
-    func simulateDisconnect() { state.withLock { $0.pending = .disconnect } }
+    public func simulateDisconnect() { state.withLock { $0.pending = .disconnect } }
 
-    /// Plugs the microphone back in.
-    func simulateReconnect() { state.withLock { $0.connected = true } }
+    /// Plugs the microphone back in: posts ``CaptureDevice/wasConnectedNotification`` for its
+    /// device, and a session interrupted by the unplug resumes.
+    public func simulateReconnect() {
+        state.withLock { $0.connected = true }
+        NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device)
+    }
 
     /// Waits until a microphone with a frame limit has produced its last frame.
-    func waitUntilFinished(timeout: Double) -> Bool {
+    public func waitUntilFinished(timeout: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
         finishCondition.lock()
         defer { finishCondition.unlock() }
@@ -260,5 +276,45 @@ final class VirtualMicrophone: AudioCaptureSource {
                     sampleIndex: current, framesLostBefore: lostBefore, hostArrivalTime: host.now()))
             lostBefore = 0
         }
+    }
+}
+
+/// Finds the machine's one built-in virtual microphone (a 1 kHz tone at −20 dBFS with sample-count
+/// markers, paced by the host clock), listed after every other device.
+struct VirtualMicrophoneProvider: DeviceProvider {
+    static let shared = VirtualMicrophone(
+        configuration: .init(uniqueID: "viewfinder.virtual.microphone.0", bufferCount: 32))
+    static let backend = AudioDeviceBackend(
+        source: shared, modelID: "Viewfinder Virtual Microphone", manufacturer: "Viewfinder")
+
+    var sortOrder: Int { 1001 }
+    func discoverBackends() -> [any DeviceBackend] { [Self.backend] }
+}
+
+extension VirtualMicrophone {
+    /// The device to add to a session through ``CaptureDeviceInput``: the same object while
+    /// anything (an input, your test) holds it. (The device holds the microphone, not the other
+    /// way round, so a microphone nobody uses goes away.)
+    public var device: CaptureDevice {
+        deviceReference.withLock { reference in
+            if let device = reference?.value { return device }
+            let device = makeDevice()
+            reference = WeakReference(device)
+            return device
+        }
+    }
+
+    /// A new ``CaptureDevice`` for this microphone (tests that want a device of their own).
+    func makeDevice() -> CaptureDevice {
+        CaptureDevice(microphone: self, modelID: "Viewfinder Virtual Microphone", manufacturer: "Viewfinder")
+    }
+
+    /// The stream position of a delivered buffer's first sample, read from the marker bursts in
+    /// its first channel (``Configuration/hasMarkers``); `nil` when the buffer holds no whole
+    /// marker (buffers shorter than 324 frames may not), or no audio.
+    public static func sampleIndex(of sampleBuffer: SampleBuffer) -> UInt64? {
+        guard let chunk = sampleBuffer.audioChunk, chunk.format.isInterleaved else { return nil }
+        return VirtualMicrophoneSignal.readSampleIndex(
+            from: VirtualMicrophoneSignal.samples(of: chunk.bytes, format: chunk.format))
     }
 }

@@ -1,0 +1,251 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Delivers a microphone's PCM to a delegate on a queue you choose (the counterpart of
+/// `AVCaptureAudioDataOutput`).
+///
+/// ```swift
+/// let output = CaptureAudioDataOutput()
+/// output.audioSettings = try AudioSettings(sampleFormat: .float32, sampleRate: 48_000)  // or AudioSettings(): as captured
+/// output.setSampleBufferDelegate(myDelegate, queue: DispatchQueue(label: "audio"))
+/// try session.addOutput(output)
+/// // later: output.connection(with: .audio)?.audioChannels.map(\.averagePowerLevel)
+/// ```
+///
+/// The delivery contract, through the same delivery engine as video:
+/// - Buffers reach the delegate on the given queue one at a time, presentation timestamps
+///   strictly increasing, each sample once.
+/// - Audio is not thinned like video (there is no `alwaysDiscardsLate…`, as in AVFoundation):
+///   while the delegate is busy buffers queue, up to ``bufferBudget`` in flight (queued or held
+///   by the delegate); past that the newest drop as ``DroppedFrameReason/outOfBuffers``, reported
+///   through `captureOutput(_:didDrop:from:)`. Audio the device lost (an overrun) is reported as
+///   ``DroppedFrameReason/discontinuity``; both carry their sample-frame count
+///   (``SampleBuffer/AttachmentKey/droppedAudioSampleCount``, and
+///   ``CaptureOutput/Statistics/audioSamplesLost`` for the device's losses).
+/// - Every buffer is accounted for: `delivered + dropped == captured` once stopped
+///   (``statistics``).
+/// - ``audioSettings`` convert through libswresample only when they ask for something the device
+///   does not capture; a dropped buffer is never converted.
+/// - The connection's ``CaptureConnection/audioChannels`` show the levels of the captured audio
+///   (before conversion) as buffers are delivered: inside `captureOutput(_:didOutput:from:)` they
+///   are the levels of the buffer at hand, as AVFoundation computes them per connection.
+///
+/// Thread safety: every member may be used from any thread; changes apply between buffers.
+public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
+    /// Buffers in flight (waiting for, or held by, the delegate) before new ones drop as
+    /// ``DroppedFrameReason/outOfBuffers``: with the session's 10 ms buffers, the default 16 lets
+    /// the delegate fall 160 ms behind.
+    public let bufferBudget: Int
+
+    private struct State {
+        weak var delegate: (any CaptureAudioDataOutputSampleBufferDelegate)?
+        var settings = AudioSettings()
+    }
+    private let state = Mutex(State())
+    /// Serialises settings changes (each renegotiates through the session).
+    private let edits = NSLock()
+    private(set) var engine: DeliveryEngine<AudioDeliveryContext, SampleBuffer>!
+
+    /// An output that lets at most `bufferBudget` buffers be in flight (at least 1; default 16).
+    public init(bufferBudget: Int = 16) {
+        self.bufferBudget = max(1, bufferBudget)
+        super.init()
+        engine = DeliveryEngine(
+            label: "audio-data-output",
+            prepare: { sample, context, budget, connection in
+                guard let chunk = sample.audio else { return .dropped(.droppedByProcessor("not audio")) }
+                connection.measureAudio(chunk)
+                guard let delivered = context.deliver(chunk) else {
+                    return .dropped(.droppedByProcessor(AudioDeliveryContext.converterName))
+                }
+                return .ready(
+                    SampleBuffer(audio: delivered, sequenceNumber: sample.sequenceNumber, budget: budget),
+                    holdsSlot: true)
+            },
+            consume: { [weak self] buffer, connection in
+                guard let self, let delegate = self.sampleBufferDelegate else { return }
+                delegate.captureOutput(self, didOutput: buffer, from: connection)
+            },
+            reportDrop: { [weak self] drop in
+                guard let self, let delegate = self.sampleBufferDelegate else { return }
+                let buffer = SampleBuffer(
+                    droppedFrameReason: drop.reason, count: drop.count, mediaType: .audio,
+                    presentationTimeStamp: drop.presentationTime, duration: drop.duration,
+                    sequenceNumber: drop.sequenceNumber)
+                buffer.setAttachment(drop.mediaSampleCount, forKey: .droppedAudioSampleCount)
+                delegate.captureOutput(self, didDrop: buffer, from: drop.connection)
+            })
+        engine.discardsLateSamples = false
+    }
+
+    override var acceptedMediaTypes: [MediaType] { [.audio] }
+
+    // MARK: Delegate
+
+    /// Sets the delegate and the queue its methods run on. Pass `nil` for both to stop delivery.
+    /// A `nil` queue with a delegate uses a private serial queue. The delegate is held weakly.
+    public func setSampleBufferDelegate(
+        _ delegate: (any CaptureAudioDataOutputSampleBufferDelegate)?, queue: DispatchQueue?
+    ) {
+        let callbackQueue =
+            delegate == nil ? nil : queue ?? DispatchQueue(label: "viewfinder.audio-data-output.callbacks")
+        state.withLock { $0.delegate = delegate }
+        engine.setCallbackQueue(callbackQueue)
+    }
+
+    /// The delegate, if one is set and still alive.
+    public var sampleBufferDelegate: (any CaptureAudioDataOutputSampleBufferDelegate)? {
+        state.withLock { $0.delegate }
+    }
+
+    /// The queue the delegate is called on.
+    public var sampleBufferCallbackQueue: DispatchQueue? { engine.callbackQueue }
+
+    // MARK: Settings
+
+    /// The PCM layout to deliver. Empty settings (the default) deliver what the device captures,
+    /// unconverted. The session picks the device format that needs the least conversion (a
+    /// microphone that captures the asked rate is not resampled). Applies when set; if the new
+    /// settings cannot be delivered the old ones stay and the error is posted as
+    /// ``CaptureSession/runtimeErrorNotification``; ``setAudioSettings(_:)`` throws it instead.
+    public var audioSettings: AudioSettings {
+        get { state.withLock { $0.settings } }
+        set {
+            do throws(CaptureError) {
+                try setAudioSettings(newValue)
+            } catch {
+                session?.postRuntimeError(error)
+            }
+        }
+    }
+
+    /// Sets ``audioSettings``, throwing (and keeping the old settings) when a running session
+    /// cannot deliver them.
+    public func setAudioSettings(_ settings: AudioSettings) throws(CaptureError) {
+        if let problem = settings.problem { throw CaptureError(.invalidArgument, problem) }
+        edits.lock()
+        defer { edits.unlock() }
+        let previous = state.withLock { state in
+            defer { state.settings = settings }
+            return state.settings
+        }
+        do {
+            try requestDidChange()
+        } catch {
+            state.withLock { $0.settings = previous }
+            throw error
+        }
+    }
+
+    /// The PCM layout buffers are delivered in, once the session has negotiated.
+    public var deliveredAudioFormat: AudioFormat? { engine.context?.target }
+
+    /// Whether buffers are delivered as the device captured them (no conversion).
+    public var isConverting: Bool { engine.context.map { $0.target != $0.deviceFormat } ?? false }
+
+    // MARK: Figures
+
+    /// Counters since the session last started, in buffers (``Statistics/audioSamplesLost`` in
+    /// sample frames).
+    public var statistics: Statistics { engine.statistics }
+
+    /// Capture-to-delegate latency over the last 1,024 delivered buffers.
+    public var deliveryLatency: LatencyStatistics { engine.latency }
+
+    // MARK: Session hooks
+
+    override func makeRequest() -> OutputRequest {
+        let settings = state.withLock { $0.settings }
+        return OutputRequest(audioSettings: settings, settings: settings)
+    }
+
+    override func makeStreamContext(
+        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
+    ) throws(CaptureError) -> any Sendable {
+        guard let deviceFormat = format.audioFormat else {
+            throw CaptureError(
+                .unsupportedFormat, "an audio data output takes audio, but the device streams \(format)")
+        }
+        return try AudioDeliveryContext(
+            deviceFormat: deviceFormat, settings: request.settings as? AudioSettings ?? AudioSettings(),
+            buffers: bufferBudget + 1)
+    }
+
+    override func install(_ context: any Sendable, isRestart: Bool) {
+        guard let context = context as? AudioDeliveryContext else { return }
+        if isRestart || !engine.isStreaming {
+            engine.beginStream(context: context, budgetLimit: bufferBudget)
+        } else {
+            engine.replaceContext(context)
+        }
+    }
+
+    override func sessionWillStartRunning() {
+        engine.resetStatistics()
+    }
+
+    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        engine.receive(sample, from: connection)
+    }
+
+    override func streamDidStop() {
+        // Bounded: a delegate stuck forever must not hang stopRunning().
+        engine.endStream(waitingUpTo: 5)
+    }
+
+    /// Waits until everything queued so far has been handed to the delegate. Returns at once
+    /// when called from a delegate callback (waiting there would deadlock).
+    @discardableResult
+    func waitUntilDelivered(timeout: Double) -> Bool {
+        engine.waitUntilDelivered(timeout: timeout)
+    }
+}
+
+/// What an audio output negotiated for one stream: the device's format, the format to deliver,
+/// and the converter between them (libswresample) with a pool for its output, used one buffer at
+/// a time on the delivery path.
+// unchecked: the converter and pool are only used from the engine's delivery path, one sample at a time.
+final class AudioDeliveryContext: @unchecked Sendable {
+    static let converterName = "AudioConverter"
+
+    let deviceFormat: AudioFormat
+    let target: AudioFormat
+    private let bufferCount: Int
+    private var converter: AudioConverter?
+    private var pool: PCMBufferPool?
+
+    /// A context delivering `deviceFormat` as `settings` ask, converting into a pool of
+    /// `buffers` buffers (the output's budget bounds how many are held at once).
+    init(deviceFormat: AudioFormat, settings: AudioSettings, buffers: Int) throws(CaptureError) {
+        self.deviceFormat = deviceFormat
+        target = settings.resolved(from: deviceFormat)
+        bufferCount = max(1, buffers)
+        try target.validate()
+        if target != deviceFormat { converter = try AudioConverter(from: deviceFormat, to: target) }
+    }
+
+    /// `chunk` as delivered: itself when it is already in ``target``, else converted (a new
+    /// converter if the device changed format) into a pooled buffer. `nil` when conversion
+    /// failed or produced nothing yet.
+    func deliver(_ chunk: AudioChunk) -> AudioChunk? {
+        if chunk.format == target { return chunk }
+        do {
+            if converter?.source != chunk.format { converter = try AudioConverter(from: chunk.format, to: target) }
+            guard let converter else { return nil }
+            let bytes =
+                converter.maximumOutputFrames(forInputFrames: chunk.frameCount) * target.sampleFormat.bytesPerSample
+                * target.channelCount
+            if bytes > 0, (pool?.bytesPerBuffer ?? 0) < bytes {
+                // Sized once for the stream's chunks, with room for the resampler's jitter.
+                pool = try PCMBufferPool(bytesPerBuffer: bytes * 2, capacity: bufferCount)
+            }
+            // A pool with a free buffer cannot run dry before the converter takes it (buffers only
+            // come back meanwhile); a pool with none would make the converter skip the chunk.
+            let pooled = pool.flatMap { $0.buffersInUse < $0.capacity ? $0 : nil }
+            return try converter.convert(chunk, pool: pooled)
+        } catch {
+            return nil
+        }
+    }
+}

@@ -1,0 +1,42 @@
+/// Receives audio from a ``CaptureAudioDataOutput`` (the counterpart of
+/// `AVCaptureAudioDataOutputSampleBufferDelegate`).
+///
+/// Both methods run on the queue given to
+/// ``CaptureAudioDataOutput/setSampleBufferDelegate(_:queue:)``, one call at a time, buffers in
+/// presentation order. One class may serve a video and an audio output at once (tell them apart
+/// by `output` or `connection.mediaType`), as with AVFoundation.
+public protocol CaptureAudioDataOutputSampleBufferDelegate: AnyObject, Sendable {
+    /// A buffer of PCM was captured: read it with ``SampleBuffer/withAudioSamples(as:_:)``,
+    /// ``SampleBuffer/withAudioBufferList(_:)`` or ``SampleBuffer/audioData``; its format with
+    /// ``SampleBuffer/audioFormat``.
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+
+    /// Audio was dropped. `sampleBuffer` has timing and ``SampleBuffer/droppedFrameReason`` but
+    /// no samples; ``SampleBuffer/droppedFrameCount`` says how many buffers it stands for, and
+    /// its ``SampleBuffer/AttachmentKey/droppedAudioSampleCount`` attachment how many sample
+    /// frames. ``DroppedFrameReason/outOfBuffers``: the delegate fell behind;
+    /// ``DroppedFrameReason/discontinuity``: the device lost audio (an overrun).
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+}
+
+extension CaptureAudioDataOutputSampleBufferDelegate {
+    /// Does nothing: implement it to hear about dropped audio.
+    public func captureOutput(
+        _ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {}
+}
+
+extension CaptureAudioDataOutputSampleBufferDelegate where Self: CaptureVideoDataOutputSampleBufferDelegate {
+    /// Does nothing: the one default for a class that is both a video and an audio delegate
+    /// (without it the two defaults would be ambiguous).
+    public func captureOutput(
+        _ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {}
+}
+
+extension SampleBuffer.AttachmentKey {
+    /// On audio drop reports: the sample frames (`Int`) the dropped buffers held, or for a
+    /// discontinuity the frames the device lost.
+    public static let droppedAudioSampleCount: SampleBuffer.AttachmentKey = "viewfinder.droppedAudioSampleCount"
+}
