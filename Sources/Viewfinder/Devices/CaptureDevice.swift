@@ -17,19 +17,48 @@ import Synchronization
 /// Thread safety: all members may be used from any thread; configuration changes are serialised
 /// by an internal lock.
 public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
-    /// The kind of device, as discovery sessions filter it.
+    /// The kind of device, as discovery sessions filter it (the counterpart of
+    /// `AVCaptureDevice.DeviceType`). Linux tells built-in from external cameras (see
+    /// ``position``); the multi-camera and depth types of Apple's hardware exist so ported
+    /// lookups compile, and find nothing.
     public enum DeviceType: String, Sendable, Hashable, CaseIterable {
         /// A camera on a bus that can be unplugged (USB/UVC webcams).
         case external
-        /// A camera built into the machine (a platform or CSI camera).
+        /// A camera built into the machine: a USB camera on a port the firmware marks fixed (a
+        /// laptop's), or a platform/CSI camera.
         case builtInWideAngleCamera
         /// Viewfinder's virtual test-pattern camera.
         case virtual
+        /// Apple's wide + telephoto pair: no Linux camera is one.
+        case builtInDualCamera
+        /// Apple's wide + ultra-wide pair: no Linux camera is one.
+        case builtInDualWideCamera
+        /// Apple's three-camera module: no Linux camera is one.
+        case builtInTripleCamera
+        /// Apple's telephoto camera: no Linux camera is one.
+        case builtInTelephotoCamera
+        /// Apple's ultra-wide camera: no Linux camera is one.
+        case builtInUltraWideCamera
+        /// Apple's TrueDepth camera: no Linux camera is one.
+        case builtInTrueDepthCamera
+        /// Apple's LiDAR depth camera: no Linux camera is one.
+        case builtInLiDARDepthCamera
+        /// An iPhone used as a Mac's camera: none on Linux.
+        case continuityCamera
+        /// The Desk View camera: none on Linux.
+        case deskViewCamera
     }
 
-    /// Which way the camera faces, where known (always ``unspecified`` on Linux so far).
-    public enum Position: Sendable, Hashable {
-        case unspecified, front, back
+    /// Which way the camera faces (the counterpart of `AVCaptureDevice.Position`): ``front`` for
+    /// a built-in laptop camera (it faces the user), ``unspecified`` for webcams and the virtual
+    /// camera. Linux has no rear cameras it can tell apart.
+    public enum Position: Int, Sendable, Hashable {
+        /// Unknown or not applicable (webcams, the virtual camera).
+        case unspecified = 0
+        /// Facing away from the user.
+        case back = 1
+        /// Facing the user.
+        case front = 2
     }
 
     let backend: any DeviceBackend
@@ -64,7 +93,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// The kind of device.
     public var deviceType: DeviceType { backend.deviceType }
     /// Which way the camera faces.
-    public var position: Position { .unspecified }
+    public var position: Position { backend.position }
     /// Whether the camera is still attached.
     public var isConnected: Bool { backend.isConnected }
     /// Every format the device offers.
