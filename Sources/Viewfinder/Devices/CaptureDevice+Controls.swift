@@ -29,10 +29,15 @@ extension CaptureDevice {
     /// Whether the camera can focus in `mode`.
     public func isFocusModeSupported(_ mode: FocusMode) -> Bool { capabilities.focusModes.contains(mode) }
 
-    /// The focus mode now (``FocusMode/locked`` for fixed-focus cameras).
+    /// The focus mode now (``FocusMode/locked`` for fixed-focus cameras). Setting it behaves as
+    /// AVFoundation: without the configuration lock, or for a mode the camera lacks, it traps
+    /// naming the fix; ``setFocusMode(_:)`` throws instead.
     public var focusMode: FocusMode {
-        if case .focusMode(let mode) = current(.focusMode) { return mode }
-        return .locked
+        get {
+            if case .focusMode(let mode) = current(.focusMode) { return mode }
+            return .locked
+        }
+        set { applySetting("setFocusMode(_:)") { () throws(CaptureError) in try setFocusMode(newValue) } }
     }
 
     /// Sets the focus mode. Requires the configuration lock.
@@ -82,9 +87,13 @@ extension CaptureDevice {
 
     /// The exposure mode now: ``ExposureMode/custom`` when exposure is manual,
     /// ``ExposureMode/continuousAutoExposure`` otherwise (also for cameras without exposure controls).
+    /// Setting it traps on misuse, as AVFoundation raises; ``setExposureMode(_:)`` throws instead.
     public var exposureMode: ExposureMode {
-        if case .exposureMode(let mode) = current(.exposureMode) { return mode }
-        return .continuousAutoExposure
+        get {
+            if case .exposureMode(let mode) = current(.exposureMode) { return mode }
+            return .continuousAutoExposure
+        }
+        set { applySetting("setExposureMode(_:)") { () throws(CaptureError) in try setExposureMode(newValue) } }
     }
 
     /// Sets the exposure mode: ``ExposureMode/locked`` keeps the current exposure time.
@@ -147,10 +156,14 @@ extension CaptureDevice {
         capabilities.whiteBalanceModes.contains(mode)
     }
 
-    /// The white-balance mode now.
+    /// The white-balance mode now. Setting it traps on misuse, as AVFoundation raises;
+    /// ``setWhiteBalanceMode(_:)`` throws instead.
     public var whiteBalanceMode: WhiteBalanceMode {
-        if case .whiteBalanceMode(let mode) = current(.whiteBalanceMode) { return mode }
-        return .locked
+        get {
+            if case .whiteBalanceMode(let mode) = current(.whiteBalanceMode) { return mode }
+            return .locked
+        }
+        set { applySetting("setWhiteBalanceMode(_:)") { () throws(CaptureError) in try setWhiteBalanceMode(newValue) } }
     }
 
     /// Sets the white-balance mode. Requires the configuration lock.
@@ -192,10 +205,14 @@ extension CaptureDevice {
     /// The largest zoom factor: 1 without a zoom control.
     public var maxAvailableVideoZoomFactor: Double { capabilities.maxZoomFactor ?? 1 }
 
-    /// The zoom factor now (1 without a zoom control).
+    /// The zoom factor now (1 without a zoom control). Setting it traps on misuse (no lock, out of
+    /// range), as AVFoundation raises; ``setVideoZoomFactor(_:)`` throws instead.
     public var videoZoomFactor: Double {
-        if case .zoomFactor(let factor) = current(.zoomFactor) { return factor }
-        return 1
+        get {
+            if case .zoomFactor(let factor) = current(.zoomFactor) { return factor }
+            return 1
+        }
+        set { applySetting("setVideoZoomFactor(_:)") { () throws(CaptureError) in try setVideoZoomFactor(newValue) } }
     }
 
     /// Zooms to `factor` (``minAvailableVideoZoomFactor`` … ``maxAvailableVideoZoomFactor``).
@@ -229,10 +246,14 @@ extension CaptureDevice {
     /// Whether the torch can be set to `mode`.
     public func isTorchModeSupported(_ mode: TorchMode) -> Bool { capabilities.torchModes.contains(mode) }
 
-    /// The torch mode now (``TorchMode/off`` without a torch).
+    /// The torch mode now (``TorchMode/off`` without a torch). Setting it traps on misuse, as
+    /// AVFoundation raises; ``setTorchMode(_:)`` throws instead.
     public var torchMode: TorchMode {
-        if case .torchMode(let mode) = current(.torchMode) { return mode }
-        return .off
+        get {
+            if case .torchMode(let mode) = current(.torchMode) { return mode }
+            return .off
+        }
+        set { applySetting("setTorchMode(_:)") { () throws(CaptureError) in try setTorchMode(newValue) } }
     }
 
     /// Turns the torch on or off. Requires the configuration lock.

@@ -72,6 +72,8 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         var owner: ObjectIdentifier?
     }
     private let configuration: Mutex<Configuration>
+    /// Settings of the porting surface that have no Linux effect (points of interest, …).
+    let extras = Mutex(DeviceExtras())
 
     init(backend: any DeviceBackend) {
         self.backend = backend
@@ -105,13 +107,32 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// Whether the device produces media of `mediaType`.
     public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaTypes.contains(mediaType) }
 
-    /// The format the device captures in.
-    public var activeFormat: Format { configuration.withLock { $0.activeFormat } }
+    /// The format the device captures in. Setting it behaves as AVFoundation: without the
+    /// configuration lock, or to a format the device does not offer, it traps naming the fix;
+    /// ``setActiveFormat(_:)`` throws instead.
+    public var activeFormat: Format {
+        get { configuration.withLock { $0.activeFormat } }
+        set { applySetting("setActiveFormat(_:)") { () throws(CaptureError) in try setActiveFormat(newValue) } }
+    }
 
     /// The shortest time between frames: the device runs at `1 / activeVideoMinFrameDuration`
-    /// frames per second.
+    /// frames per second. Setting it traps on misuse (no lock, a rate the format lacks), as
+    /// AVFoundation raises; ``setActiveVideoMinFrameDuration(_:)`` throws instead. `.invalid`
+    /// restores the format's default.
     public var activeVideoMinFrameDuration: MediaTime {
-        configuration.withLock { $0.activeVideoMinFrameDuration }
+        get { configuration.withLock { $0.activeVideoMinFrameDuration } }
+        set {
+            applySetting("setActiveVideoMinFrameDuration(_:)") { () throws(CaptureError) in
+                try setActiveVideoMinFrameDuration(newValue)
+            }
+        }
+    }
+
+    /// The longest time between frames. Linux cameras run at one fixed rate, so this is
+    /// ``activeVideoMinFrameDuration``, and setting it sets that (same rules).
+    public var activeVideoMaxFrameDuration: MediaTime {
+        get { activeVideoMinFrameDuration }
+        set { activeVideoMinFrameDuration = newValue }
     }
 
     /// Whether this process holds the configuration lock.
