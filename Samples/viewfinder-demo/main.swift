@@ -159,10 +159,10 @@ do {
     session.beginConfiguration()
     session.sessionPreset = options.preset
     let input = try CaptureDeviceInput(device: device)
-    try session.addInput(input)
+    try session.tryAddInput(input)
     output.videoSettings = options.settings
     output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.frames"))
-    try session.addOutput(output)
+    try session.tryAddOutput(output)
     session.commitConfiguration()
 } catch {
     fail(error.description)

@@ -12,26 +12,26 @@ struct BadInputTests {
         let camera = VirtualCamera(configuration: .init(clock: ManualClock()))
         let input = try CaptureDeviceInput(device: camera.device)
         let output = CaptureVideoDataOutput()
-        try session.addInput(input)
-        try session.addOutput(output)
+        try session.tryAddInput(input)
+        try session.tryAddOutput(output)
         #expect(!session.canAddOutput(output))
         #expect(!session.canAddInput(input))
-        let outputError = #expect(throws: CaptureError.self) { try session.addOutput(output) }
+        let outputError = #expect(throws: CaptureError.self) { try session.tryAddOutput(output) }
         #expect(outputError?.code == .cannotAddOutput)
         #expect(outputError?.message.contains("already in the session") == true)
-        let inputError = #expect(throws: CaptureError.self) { try session.addInput(input) }
+        let inputError = #expect(throws: CaptureError.self) { try session.tryAddInput(input) }
         #expect(inputError?.code == .cannotAddInput)
         // A second input for the same camera is refused too.
         let again = try CaptureDeviceInput(device: camera.device)
-        #expect(throws: CaptureError.self) { try session.addInput(again) }
+        #expect(throws: CaptureError.self) { try session.tryAddInput(again) }
         #expect(session.outputs.count == 1 && session.inputs.count == 1 && session.connections.count == 1)
 
         // An output that belongs to another session.
         let other = CaptureSession(notificationCenter: NotificationCenter())
-        let stolen = #expect(throws: CaptureError.self) { try other.addOutput(output) }
+        let stolen = #expect(throws: CaptureError.self) { try other.tryAddOutput(output) }
         #expect(stolen?.message.contains("another session") == true)
         session.removeOutput(output)
-        #expect(throws: Never.self) { try other.addOutput(output) }
+        #expect(throws: Never.self) { try other.tryAddOutput(output) }
     }
 
     @Test("an input for an unknown or disconnected device is refused")
@@ -120,7 +120,7 @@ struct BadInputTests {
     func startWithoutInputs() throws {
         let center = NotificationCenter()
         let session = CaptureSession(notificationCenter: center)
-        try session.addOutput(CaptureVideoDataOutput())
+        try session.tryAddOutput(CaptureVideoDataOutput())
         let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session, center: center)
         session.startRunning()
         let posted = errors.next()
@@ -136,8 +136,8 @@ struct BadInputTests {
         let session = CaptureSession(notificationCenter: center)
         let only720 = VirtualCamera.standardFormats.filter { $0.dimensions.width == 1280 }
         let camera = VirtualCamera(configuration: .init(clock: ManualClock(), formats: only720))
-        try session.addInput(try CaptureDeviceInput(device: camera.device))
-        try session.addOutput(CaptureVideoDataOutput())
+        try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
+        try session.tryAddOutput(CaptureVideoDataOutput())
         #expect(!session.canSetSessionPreset(.hd1920x1080))
         #expect(session.canSetSessionPreset(.hd1280x720))
         session.sessionPreset = .hd1920x1080
@@ -154,10 +154,10 @@ struct BadInputTests {
         let a = CaptureSession(notificationCenter: center)
         let b = CaptureSession(notificationCenter: center)
         for session in [a, b] {
-            try session.addInput(try CaptureDeviceInput(device: camera.device))
+            try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
             let output = CaptureVideoDataOutput()
             output.setSampleBufferDelegate(RecordingDelegate(), queue: DispatchQueue(label: "busy"))
-            try session.addOutput(output)
+            try session.tryAddOutput(output)
         }
         a.startRunning()
         #expect(a.isRunning)

@@ -10,10 +10,10 @@ import Synchronization
 /// session.beginConfiguration()
 /// session.sessionPreset = .hd1280x720
 /// let input = try CaptureDeviceInput(device: CaptureDevice.default(for: .video)!)
-/// if session.canAddInput(input) { try session.addInput(input) }
+/// if session.canAddInput(input) { session.addInput(input) }
 /// let output = CaptureVideoDataOutput()
 /// output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "frames"))
-/// if session.canAddOutput(output) { try session.addOutput(output) }
+/// if session.canAddOutput(output) { session.addOutput(output) }
 /// session.commitConfiguration()
 /// session.startRunning()   // blocks until frames flow; errors are posted, not thrown
 /// ```
@@ -148,9 +148,20 @@ public final class CaptureSession: @unchecked Sendable {
         return nil
     }
 
-    /// Adds `input` and connects each of its ports to the outputs that take its media. Throws
-    /// ``CaptureError/Code/cannotAddInput`` when ``canAddInput(_:)`` is false.
-    public func addInput(_ input: CaptureInput) throws(CaptureError) {
+    /// Adds `input` and connects each of its ports to the outputs that take its media, as
+    /// AVFoundation's plain call does: when ``canAddInput(_:)`` is false it traps with the reason
+    /// (AVFoundation raises). ``tryAddInput(_:)`` throws instead.
+    public func addInput(_ input: CaptureInput) {
+        do throws(CaptureError) {
+            try tryAddInput(input)
+        } catch {
+            preconditionFailure("addInput(_:): \(error.message) (check canAddInput(_:) first, or call tryAddInput(_:), which throws)")
+        }
+    }
+
+    /// Adds `input` like ``addInput(_:)``, throwing ``CaptureError/Code/cannotAddInput`` when
+    /// ``canAddInput(_:)`` is false.
+    public func tryAddInput(_ input: CaptureInput) throws(CaptureError) {
         try mutateChecked { (graph) throws(CaptureError) in
             if let refusal = Self.inputRefusal(input, in: graph.inputs) { throw refusal }
             graph.inputs.append(input)
@@ -180,9 +191,20 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// Adds `output` and connects it to the first input port of each media type it takes (an
-    /// output whose media no input produces yet is connected when such an input is added).
-    /// Throws ``CaptureError/Code/cannotAddOutput`` when ``canAddOutput(_:)`` is false.
-    public func addOutput(_ output: CaptureOutput) throws(CaptureError) {
+    /// output whose media no input produces yet is connected when such an input is added), as
+    /// AVFoundation's plain call does: when ``canAddOutput(_:)`` is false it traps with the reason
+    /// (AVFoundation raises). ``tryAddOutput(_:)`` throws instead.
+    public func addOutput(_ output: CaptureOutput) {
+        do throws(CaptureError) {
+            try tryAddOutput(output)
+        } catch {
+            preconditionFailure("addOutput(_:): \(error.message) (check canAddOutput(_:) first, or call tryAddOutput(_:), which throws)")
+        }
+    }
+
+    /// Adds `output` like ``addOutput(_:)``, throwing ``CaptureError/Code/cannotAddOutput`` when
+    /// ``canAddOutput(_:)`` is false.
+    public func tryAddOutput(_ output: CaptureOutput) throws(CaptureError) {
         try mutateChecked { (graph) throws(CaptureError) in
             if graph.outputs.contains(where: { $0 === output }) {
                 throw CaptureError(.cannotAddOutput, "this output is already in the session: add each output once")
