@@ -1,3 +1,4 @@
+import Synchronization
 import Dispatch
 import Foundation
 import Testing
@@ -147,28 +148,49 @@ struct BadInputTests {
         #expect(!session.isRunning)
     }
 
-    @Test("a camera in use by another running session is refused")
-    func deviceBusy() throws {
-        let camera = VirtualCamera(configuration: .init(clock: ManualClock()))
+    @Test("two sessions on one camera: the later takes it, the earlier is interrupted and resumes (iOS)")
+    func twoSessionsOneCamera() throws {
+        let camera = VirtualCamera(configuration: .init())
         let center = NotificationCenter()
         let a = CaptureSession(notificationCenter: center)
         let b = CaptureSession(notificationCenter: center)
-        for session in [a, b] {
+        let delegates = [RecordingDelegate(), RecordingDelegate()]
+        for (session, delegate) in zip([a, b], delegates) {
             try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
             let output = CaptureVideoDataOutput()
-            output.setSampleBufferDelegate(RecordingDelegate(), queue: DispatchQueue(label: "busy"))
+            output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "busy"))
             try session.tryAddOutput(output)
         }
         a.startRunning()
         #expect(a.isRunning)
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: b, center: center)
-        b.startRunning()
-        #expect(errors.next().error?.code == .deviceBusy)
-        #expect(!b.isRunning)
-        a.stopRunning()
+        #expect(delegates[0].waitForFrames(2))
+        let reasons = Mutex<[CaptureSession.InterruptionReason]>([])
+        let observer = center.addObserver(forName: .CaptureSessionWasInterrupted, object: a, queue: nil) { note in
+            if let reason = note.userInfo?[CaptureSessionInterruptionReasonKey] as? CaptureSession.InterruptionReason {
+                reasons.withLock { $0.append(reason) }
+            }
+        }
+        defer { center.removeObserver(observer) }
+        let interrupted = NotificationRecorder(.CaptureSessionWasInterrupted, object: a, center: center)
+        let ended = NotificationRecorder(.CaptureSessionInterruptionEnded, object: a, center: center)
+        let bErrors = NotificationRecorder(.CaptureSessionRuntimeError, object: b, center: center)
+
         b.startRunning()
         #expect(b.isRunning)
+        let interruption = interrupted.next()
+        #expect(interruption.error?.code == .sessionWasInterrupted)
+        #expect(reasons.withLock { $0 } == [.videoDeviceInUseByAnotherClient])
+        #expect(a.isRunning && a.isInterrupted)
+        #expect(delegates[1].waitForFrames(2))
+        #expect(bErrors.count == 0)
+        let aFramesWhileInterrupted = delegates[0].frames.count
+
         b.stopRunning()
+        #expect(ended.wait())
+        #expect(!a.isInterrupted)
+        #expect(delegates[0].waitForFrames(aFramesWhileInterrupted + 2))
+        a.stopRunning()
+        #expect(!a.isRunning)
     }
 
     @Test("a device failing mid-run posts its typed error and stops the session")

@@ -70,6 +70,9 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         var formatWasSet = false
         var lockCount = 0
         var owner: ObjectIdentifier?
+        var ownerSession: WeakReference<CaptureSession>?
+        /// Sessions interrupted by another session's claim, waiting to resume.
+        var waiting: [WeakReference<CaptureSession>] = []
     }
     private let configuration: Mutex<Configuration>
     /// Settings of the porting surface that have no Linux effect (points of interest, …).
@@ -223,19 +226,37 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Claims the device for one running session; returns false if another session has it.
-    func claim(for session: AnyObject) -> Bool {
+    /// Claims the device for one running session: `nil` when `session` has it now, else the
+    /// session holding it (itself `nil` if that session is gone but its stream still stops).
+    func claim(for session: CaptureSession) -> CaptureSession?? {
         configuration.withLock {
             let id = ObjectIdentifier(session)
-            if let owner = $0.owner, owner != id { return false }
+            if let owner = $0.owner, owner != id { return .some($0.ownerSession?.value) }
             $0.owner = id
-            return true
+            $0.ownerSession = WeakReference(session)
+            return nil
         }
     }
 
-    /// Gives up a claim taken by ``claim(for:)`` for the session with identity `session`.
-    func release(from session: ObjectIdentifier) {
-        configuration.withLock { if $0.owner == session { $0.owner = nil } }
+    /// Gives up a claim taken by ``claim(for:)`` for the session with identity `session`; returns
+    /// the sessions waiting for the device (interrupted by that claim), which may now take it.
+    func release(from session: ObjectIdentifier) -> [CaptureSession] {
+        let waiting = configuration.withLock { config -> [WeakReference<CaptureSession>] in
+            guard config.owner == session else { return [] }
+            config.owner = nil
+            config.ownerSession = nil
+            defer { config.waiting = [] }
+            return config.waiting
+        }
+        return waiting.compactMap(\.value)
+    }
+
+    /// Records that `session` waits for the device (it was interrupted by another session's claim).
+    func addWaiter(_ session: CaptureSession) {
+        configuration.withLock { config in
+            config.waiting.removeAll { $0.value == nil || $0.value === session }
+            config.waiting.append(WeakReference(session))
+        }
     }
 
     /// Whether the device supports a session preset.

@@ -447,8 +447,9 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// Negotiates for the outputs on `connections`, builds their contexts, and starts the device.
+    /// `preempting`: take the device from another session that streams it (interrupting that one).
     private func startStream(
-        device: CaptureDevice, connections: [CaptureConnection], preset: Preset
+        device: CaptureDevice, connections: [CaptureConnection], preset: Preset, preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
         let outputs = DeviceStream.outputs(of: connections)
         let requests = outputs.map { $0.makeRequest() }
@@ -460,15 +461,24 @@ public final class CaptureSession: @unchecked Sendable {
                     format: choice.format, frameDuration: choice.frameDuration, request: request))
         }
         return try startStream(
-            device: device, connections: connections, choice: choice, outputs: outputs, contexts: contexts)
+            device: device, connections: connections, choice: choice, outputs: outputs, contexts: contexts,
+            preempting: preempting)
     }
 
-    /// Claims the device, installs the outputs' contexts and starts the device's stream.
+    /// Claims the device, installs the outputs' contexts and starts the device's stream. A device
+    /// another session of this process streams is taken from it when `preempting` (iOS's rule:
+    /// the session that starts last gets the camera; the other is interrupted with
+    /// ``InterruptionReason/videoDeviceInUseByAnotherClient`` and resumes when it is free).
     private func startStream(
         device: CaptureDevice, connections: [CaptureConnection], choice: FormatNegotiator.Choice,
-        outputs: [CaptureOutput], contexts: [any Sendable]
+        outputs: [CaptureOutput], contexts: [any Sendable], preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
-        guard device.claim(for: self) else {
+        var holder = device.claim(for: self)
+        if preempting, case .some(let owner?) = holder {
+            owner.yieldDevice(device)
+            holder = device.claim(for: self)
+        }
+        guard holder == nil else {
             throw CaptureError(
                 .deviceBusy, "'\(device.localizedName)' is in use by another running session: stop that session first")
         }
@@ -482,7 +492,7 @@ public final class CaptureSession: @unchecked Sendable {
             return stream
         } catch {
             for output in outputs { output.streamDidStop() }
-            device.release(from: ObjectIdentifier(self))
+            DeviceStream.release(device, from: ObjectIdentifier(self))
             throw error
         }
     }
@@ -544,7 +554,9 @@ public final class CaptureSession: @unchecked Sendable {
                 resumed.append(
                     try startStream(
                         device: input.device, connections: Self.connections(of: input, in: graph),
-                        preset: graph.preset))
+                        preset: graph.preset, preempting: false))
+            } catch where error.code == .deviceBusy {
+                input.device.addWaiter(self)  // another session still has it: wait for it again
             } catch {
                 post(Self.runtimeErrorNotification, error: error)
             }
@@ -559,6 +571,39 @@ public final class CaptureSession: @unchecked Sendable {
         }
         reconnection.withLock { $0 = nil }
         post(Self.interruptionEndedNotification)
+    }
+
+    /// Another session of this process takes `device` (it started last): this session's stream
+    /// on it stops at once and the session is interrupted with
+    /// ``InterruptionReason/videoDeviceInUseByAnotherClient``; it resumes, posting
+    /// ``interruptionEndedNotification``, when the other session lets the device go. Runs on
+    /// the other session's thread without this session's transition lock (taking it could
+    /// deadlock two sessions starting at once); the notification is posted from this session's
+    /// queue.
+    fileprivate func yieldDevice(_ device: CaptureDevice) {
+        let stream = state.withLock { state -> DeviceStream? in
+            guard state.running, let index = state.streams.firstIndex(where: { $0.device === device }) else {
+                return nil
+            }
+            state.interrupted = true
+            return state.streams.remove(at: index)
+        }
+        guard let stream else { return }
+        stream.stop()
+        device.addWaiter(self)
+        let error = CaptureError(
+            .sessionWasInterrupted,
+            "'\(device.localizedName)' was taken by another capture session of this process: frames resume when that session stops"
+        )
+        schedule { [self] in
+            post(Self.runtimeErrorNotification, error: error)
+            post(Self.wasInterruptedNotification, error: error)
+        }
+    }
+
+    /// The device this session waited for is free again (called on the notification queue).
+    fileprivate func deviceBecameAvailable() {
+        resumeInterruptedStreams(reconnected: nil)
     }
 
     private func fail(_ error: CaptureError) {
@@ -600,7 +645,10 @@ public final class CaptureSession: @unchecked Sendable {
             while true {
                 let next = pendingNotifications.withLock { $0.isEmpty ? nil : $0.removeFirst() }
                 guard let next else { return }
-                let userInfo: [AnyHashable: Any]? = next.error.map { [CaptureSessionErrorKey: $0] }
+                var userInfo: [AnyHashable: Any]? = next.error.map { [CaptureSessionErrorKey: $0] }
+                if next.name == Self.wasInterruptedNotification, let reason = next.error.map(InterruptionReason.init) {
+                    userInfo?[CaptureSessionInterruptionReasonKey] = reason
+                }
                 notificationCenter.post(name: next.name, object: self, userInfo: userInfo)
             }
         }
@@ -695,6 +743,14 @@ final class DeviceStream: DeviceStreamSink {
         device.backend.stopStreaming()
         for connection in connections { connection.setActive(false) }
         for output in outputs { output.streamDidStop() }
-        device.release(from: sessionID)
+        Self.release(device, from: sessionID)
+    }
+
+    /// Releases `device` from the session with identity `sessionID` and lets the sessions that
+    /// were waiting for it resume, each on its own notification queue.
+    static func release(_ device: CaptureDevice, from sessionID: ObjectIdentifier) {
+        for waiter in device.release(from: sessionID) where ObjectIdentifier(waiter) != sessionID {
+            waiter.schedule { waiter.deviceBecameAvailable() }
+        }
     }
 }
