@@ -90,8 +90,9 @@ extension CaptureDevice {
     /// Setting it traps on misuse, as AVFoundation raises; ``setExposureMode(_:)`` throws instead.
     public var exposureMode: ExposureMode {
         get {
-            if case .exposureMode(let mode) = current(.exposureMode) { return mode }
-            return .continuousAutoExposure
+            guard case .exposureMode(let mode) = current(.exposureMode) else { return .continuousAutoExposure }
+            // V4L2 has one manual mode: report it as the one last chosen (locked or custom).
+            return mode == .custom && extras.withLock({ $0.exposureLocked }) ? .locked : mode
         }
         set { applySetting("setExposureMode(_:)") { () throws(CaptureError) in try setExposureMode(newValue) } }
     }
@@ -102,6 +103,7 @@ extension CaptureDevice {
         try requireConfigurationLock("changing the exposure mode")
         guard isExposureModeSupported(mode) else { throw unsupportedControl("exposure mode \(mode)") }
         try apply(.exposureMode(mode), "exposure mode \(mode)")
+        extras.withLock { $0.exposureLocked = mode == .locked }
     }
 
     /// The exposure time now; ``MediaTime/invalid`` when the camera has no exposure time control.
@@ -137,6 +139,7 @@ extension CaptureDevice {
             )
         }
         try apply(.exposureDuration(duration), "manual exposure control")
+        extras.withLock { $0.exposureLocked = false }
     }
 
     // MARK: White balance

@@ -147,6 +147,8 @@ struct DeviceExtras: Sendable {
     var focusPoint = CGPoint(x: 0.5, y: 0.5)
     var exposurePoint = CGPoint(x: 0.5, y: 0.5)
     var subjectAreaMonitoring = false
+    /// Whether exposure was last set to locked (V4L2's manual mode serves locked and custom).
+    var exposureLocked = false
 }
 
 extension CaptureDevice.Format {
