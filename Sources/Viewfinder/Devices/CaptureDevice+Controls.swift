@@ -17,13 +17,13 @@ extension CaptureDevice {
     // MARK: Focus
 
     /// How the camera focuses (the counterpart of `AVCaptureDevice.FocusMode`).
-    public enum FocusMode: Sendable, Hashable {
+    public enum FocusMode: Int, Sendable, Hashable {
         /// Focus stays where it is (or where ``setFocusModeLocked(lensPosition:)`` put it).
-        case locked
+        case locked = 0
         /// Focus once, then lock (not offered by UVC cameras).
-        case autoFocus
+        case autoFocus = 1
         /// Keep focusing as the scene changes.
-        case continuousAutoFocus
+        case continuousAutoFocus = 2
     }
 
     /// Whether the camera can focus in `mode`.
@@ -71,15 +71,15 @@ extension CaptureDevice {
     // MARK: Exposure
 
     /// How the camera sets exposure (the counterpart of `AVCaptureDevice.ExposureMode`).
-    public enum ExposureMode: Sendable, Hashable {
+    public enum ExposureMode: Int, Sendable, Hashable {
         /// Exposure stays where it is.
-        case locked
+        case locked = 0
         /// Expose once, then lock (not offered by UVC cameras).
-        case autoExpose
+        case autoExpose = 1
         /// Keep adjusting exposure.
-        case continuousAutoExposure
+        case continuousAutoExposure = 2
         /// Exposure time set by ``setExposureModeCustom(duration:)``.
-        case custom
+        case custom = 3
     }
 
     /// Whether the camera can expose in `mode`.
@@ -145,13 +145,13 @@ extension CaptureDevice {
     // MARK: White balance
 
     /// How the camera balances colour (the counterpart of `AVCaptureDevice.WhiteBalanceMode`).
-    public enum WhiteBalanceMode: Sendable, Hashable {
+    public enum WhiteBalanceMode: Int, Sendable, Hashable {
         /// White balance stays where it is (or at the temperature set).
-        case locked
+        case locked = 0
         /// Balance once, then lock (not offered by UVC cameras).
-        case autoWhiteBalance
+        case autoWhiteBalance = 1
         /// Keep balancing.
-        case continuousAutoWhiteBalance
+        case continuousAutoWhiteBalance = 2
     }
 
     /// Whether the camera can balance white in `mode`.
@@ -234,13 +234,13 @@ extension CaptureDevice {
     // MARK: Torch
 
     /// What the torch (the camera's LED, where the driver has an LED control) does.
-    public enum TorchMode: Sendable, Hashable {
+    public enum TorchMode: Int, Sendable, Hashable {
         /// Off.
-        case off
+        case off = 0
         /// On, continuously.
-        case on
+        case on = 1
         /// On when dark (not offered by UVC cameras' LED controls).
-        case auto
+        case auto = 2
     }
 
     /// Whether the camera has a torch (an LED it can keep on).
