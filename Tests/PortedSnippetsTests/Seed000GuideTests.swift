@@ -10,7 +10,9 @@ final class GuideFrameHandler: NSObject, CaptureVideoDataOutputSampleBufferDeleg
     var timestamps: [MediaTime] = []
     let arrived = DispatchSemaphore(value: 0)
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         // imageFromSampleBuffer(sampleBuffer): the Core Video calls it makes.
         guard let imageBuffer = SampleBufferGetImageBuffer(sampleBuffer) else { return }
         PixelBufferLockBaseAddress(imageBuffer, .readOnly)

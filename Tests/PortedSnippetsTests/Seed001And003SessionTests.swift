@@ -11,7 +11,9 @@ final class FrameGrabber: NSObject, CaptureVideoDataOutputSampleBufferDelegate {
     var lastFormat: OSType = 0
     let arrived = DispatchSemaphore(value: 0)
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         guard let image = SampleBufferGetImageBuffer(sampleBuffer) else { return }
         count += 1
         lastSize = (PixelBufferGetWidth(image), PixelBufferGetHeight(image))
@@ -146,13 +148,17 @@ struct Seed001And003SessionTests {
             let queue = DispatchQueue(label: "myQueue")
             output.setSampleBufferDelegate(grabber, queue: queue)
             // Specify the pixel format
-            output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: NSNumber(value: kCVPixelFormatType_32BGRA)]
+            output.videoSettings = [
+                kCVPixelBufferPixelFormatTypeKey as String: NSNumber(value: kCVPixelFormatType_32BGRA)
+            ]
             var avCaptureSession: CaptureSession? = session
             avCaptureSession?.startRunning()
             #expect(grabber.wait())
             #expect(grabber.lastFormat == kCVPixelFormatType_32BGRA && grabber.lastSize == (1280, 720))
 
-            output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange]
+            output.videoSettings = [
+                kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
+            ]
             let seen = grabber.count
             #expect(grabber.wait(for: 2))
             #expect(grabber.count > seen)

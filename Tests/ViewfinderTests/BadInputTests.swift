@@ -1,6 +1,6 @@
-import Synchronization
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Viewfinder

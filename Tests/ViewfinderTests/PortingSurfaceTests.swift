@@ -62,7 +62,10 @@ struct DeviceLookupTests {
     @Test(
         "sysfs' removable attribute of the camera's USB device gives its type and position",
         arguments: [
-            ("fixed", V4L2PortKind.fixed, CaptureDevice.DeviceType.builtInWideAngleCamera, CaptureDevice.Position.front),
+            (
+                "fixed", V4L2PortKind.fixed, CaptureDevice.DeviceType.builtInWideAngleCamera,
+                CaptureDevice.Position.front
+            ),
             ("removable", .removable, .external, .unspecified),
             ("unknown", .unknown, .external, .unspecified),
             (nil, .unknown, .external, .unspecified),
@@ -91,8 +94,12 @@ struct DeviceLookupTests {
         let webcam = StubCamera("C920", .external, .unspecified)
         let registry = DeviceRegistry(providers: [StubProvider(backends: [webcam, laptop]), VirtualCameraProvider()])
         DeviceRegistry.$current.withValue(registry) {
-            #expect(CaptureDevice.default(.builtInWideAngleCamera, for: .video, position: .front)?.localizedName == "Integrated Camera")
-            #expect(CaptureDevice.default(.builtInWideAngleCamera, for: .video, position: .unspecified)?.localizedName == "Integrated Camera")
+            #expect(
+                CaptureDevice.default(.builtInWideAngleCamera, for: .video, position: .front)?.localizedName
+                    == "Integrated Camera")
+            #expect(
+                CaptureDevice.default(.builtInWideAngleCamera, for: .video, position: .unspecified)?.localizedName
+                    == "Integrated Camera")
             // No back camera: iOS code's lookup gets the default camera (the first real one).
             let back = CaptureDevice.default(.builtInWideAngleCamera, for: .video, position: .back)
             #expect(back?.localizedName == "C920")
@@ -166,7 +173,9 @@ struct AuthorizationTests {
         #expect(status == .authorized)
         let audio = DeviceRegistry.$current.withValue(registry) { CaptureDevice.authorizationStatus(for: .audio) }
         #expect(audio == .authorized)
-        let granted = await DeviceRegistry.$current.withValue(registry) { await CaptureDevice.requestAccess(for: .video) }
+        let granted = await DeviceRegistry.$current.withValue(registry) {
+            await CaptureDevice.requestAccess(for: .video)
+        }
         #expect(granted)
     }
 }
@@ -186,7 +195,9 @@ struct PortingSpellingTests {
         #expect(nv12[kCVPixelBufferWidthKey] as? Int == 320)
         let native: VideoSettings = nil
         #expect(native.isEmpty)
-        let dictionary: [String: Any] = [kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange]
+        let dictionary: [String: Any] = [
+            kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
+        ]
         #expect(try VideoSettings(dictionary).pixelFormat == .nv12VideoRange)
         #expect(throws: CaptureError.self) { try VideoSettings(["AVVideoCodecKey": "jpeg"]) }
         #expect(throws: CaptureError.self) { try VideoSettings([kCVPixelBufferPixelFormatTypeKey: "BGRA"]) }
@@ -279,7 +290,8 @@ struct PortingSpellingTests {
                 device.videoZoomFactor = 2
                 #expect(abs(device.videoZoomFactor - 2) < 0.2)
             }
-            let format = try #require(device.formats.first { $0.dimensions.width == 640 && !$0.pixelFormat.isCompressed })
+            let format = try #require(
+                device.formats.first { $0.dimensions.width == 640 && !$0.pixelFormat.isCompressed })
             device.activeFormat = format
             #expect(device.activeFormat == format)
             let duration = try #require(format.videoSupportedFrameRateRanges.first?.minFrameDuration)

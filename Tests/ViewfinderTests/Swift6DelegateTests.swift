@@ -13,7 +13,9 @@ private final class FrameGate: NSObject, CaptureVideoDataOutputSampleBufferDeleg
     let fps: Int32 = 20
     let arrived = DispatchSemaphore(value: 0)
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         seen += 1
         let timestamp = SampleBufferGetPresentationTimeStamp(sampleBuffer)
         if timestamp - lastTimestamp >= MediaTimeMake(value: 1, timescale: fps) {

@@ -73,7 +73,9 @@ extension DeviceRegistry {
     /// only virtual devices, nothing to refuse), else denied if any refused permission, else
     /// restricted.
     package func authorization(for mediaType: MediaType) -> DeviceAuthorization {
-        let answers = providerList().compactMap { ($0 as? any AuthorizingDeviceProvider)?.authorization(for: mediaType) }
+        let answers = providerList().compactMap {
+            ($0 as? any AuthorizingDeviceProvider)?.authorization(for: mediaType)
+        }
         if answers.isEmpty || answers.contains(where: { $0.status == .authorized }) {
             return DeviceAuthorization(status: .authorized)
         }

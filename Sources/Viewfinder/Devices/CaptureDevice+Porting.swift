@@ -35,7 +35,8 @@ extension CaptureDevice {
                 preconditionFailure("\(error.message) (call \(throwingForm), which throws, to handle this as an error)")
             case .post:
                 NotificationCenter.default.post(
-                    name: CaptureSession.runtimeErrorNotification, object: self, userInfo: [CaptureSessionErrorKey: error])
+                    name: CaptureSession.runtimeErrorNotification, object: self,
+                    userInfo: [CaptureSessionErrorKey: error])
             }
         }
     }

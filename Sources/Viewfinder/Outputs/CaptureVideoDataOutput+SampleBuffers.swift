@@ -81,7 +81,9 @@ final class SampleBufferMailbox: CaptureVideoDataOutputSampleBufferDelegate, Sen
     /// Signalled when a held frame is taken (or dropped by ``finish()``).
     private let taken = DispatchSemaphore(value: 0)
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         let waiter = state.withLock { state -> CheckedContinuation<SampleBuffer?, Never>?? in
             if state.finished { return .some(nil) }
             if let waiter = state.waiter {

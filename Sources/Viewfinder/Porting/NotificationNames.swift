@@ -1,4 +1,5 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
+
 // AVFoundation's Swift notification names with "AV" deleted (`.AVCaptureSessionRuntimeError` →
 // `.CaptureSessionRuntimeError`), so ported observers compile unchanged. Each is the same name
 // as the `CaptureSession`/`CaptureDevice` static it stands for.

@@ -155,7 +155,8 @@ public final class CaptureSession: @unchecked Sendable {
         do throws(CaptureError) {
             try tryAddInput(input)
         } catch {
-            preconditionFailure("addInput(_:): \(error.message) (check canAddInput(_:) first, or call tryAddInput(_:), which throws)")
+            preconditionFailure(
+                "addInput(_:): \(error.message) (check canAddInput(_:) first, or call tryAddInput(_:), which throws)")
         }
     }
 
@@ -198,7 +199,9 @@ public final class CaptureSession: @unchecked Sendable {
         do throws(CaptureError) {
             try tryAddOutput(output)
         } catch {
-            preconditionFailure("addOutput(_:): \(error.message) (check canAddOutput(_:) first, or call tryAddOutput(_:), which throws)")
+            preconditionFailure(
+                "addOutput(_:): \(error.message) (check canAddOutput(_:) first, or call tryAddOutput(_:), which throws)"
+            )
         }
     }
 
@@ -555,7 +558,7 @@ public final class CaptureSession: @unchecked Sendable {
                     try startStream(
                         device: input.device, connections: Self.connections(of: input, in: graph),
                         preset: graph.preset, preempting: false))
-            } catch where error.code == .deviceBusy {
+            } catch  where error.code == .deviceBusy {
                 input.device.addWaiter(self)  // another session still has it: wait for it again
             } catch {
                 post(Self.runtimeErrorNotification, error: error)
