@@ -48,7 +48,7 @@ struct ReadmeExampleTests {
 
         let camera = VirtualCamera(configuration: .init(clock: ManualClock())).device
         let input = try CaptureDeviceInput(device: camera)
-        if session.canAddInput(input) { try session.tryAddInput(input) }
+        if session.canAddInput(input) { session.addInput(input) }
 
         let output = CaptureVideoDataOutput()
         output.videoSettings = try VideoSettings(pixelFormat: .bgra)
@@ -56,7 +56,7 @@ struct ReadmeExampleTests {
         try output.setMinFrameDuration(MediaTime(value: 1, timescale: 15))
         let handler = FrameHandler()
         output.setSampleBufferDelegate(handler, queue: DispatchQueue(label: "frames"))
-        if session.canAddOutput(output) { try session.tryAddOutput(output) }
+        if session.canAddOutput(output) { session.addOutput(output) }
 
         try output.addProcessor(try CropProcessor(x: 0, y: 0, width: 640, height: 360), named: "crop")
         try output.addProcessor(GrayscaleProcessor(), named: "gray", at: .after("crop"))
