@@ -12,6 +12,8 @@ final class SequenceLogOutput: CaptureOutput, @unchecked Sendable {  // unchecke
     let log = Mutex<[UInt64]>([])
     let drops = Mutex<[(DroppedFrameReason, Int)]>([])
     let gate = DispatchSemaphore(value: 0)
+    /// Signalled when a blocking consume has begun.
+    let entered = DispatchSemaphore(value: 0)
     let blocks = Atomic<Bool>(false)
     private(set) var engine: DeliveryEngine<Int, UInt64>!
 
@@ -22,7 +24,10 @@ final class SequenceLogOutput: CaptureOutput, @unchecked Sendable {  // unchecke
             prepare: { sample, _, _, _ in .ready(sample.sequenceNumber, holdsSlot: false) },
             consume: { [weak self] sequence, _ in
                 guard let self else { return }
-                if blocks.load(ordering: .relaxed) { gate.wait() }
+                if blocks.load(ordering: .relaxed) {
+                    entered.signal()
+                    gate.wait()
+                }
                 log.withLock { $0.append(sequence) }
             },
             reportDrop: { [weak self] drop in self?.drops.withLock { $0.append((drop.reason, drop.count)) } })
@@ -62,6 +67,7 @@ struct OutputLayerTests {
         session.startRunning()
         #expect(session.isRunning)
         #expect(clock.waitUntilSleeping())
+        #expect(output.entered.wait(timeout: .now() + 10) == .success)
         // Frame 0 is in the consumer, blocked; ten more come, only the newest may wait.
         for _ in 0..<10 {
             clock.advance(by: .fps(60))

@@ -319,8 +319,10 @@ struct SampleBufferSequenceTests {
         let rig = try Rig(
             camera: .init(clock: clock, formats: virtualFormats(.bgra)), delegate: RecordingDelegate())
         var frames = rig.output.sampleBuffers.makeAsyncIterator()
+        let mailbox = try #require(rig.output.sampleBufferDelegate as? SampleBufferMailbox)
         rig.start()
         #expect(clock.waitUntilSleeping())
+        #expect(mailbox.holding.wait(timeout: .now() + 10) == .success)
         // Frame 0 is delivered and held by the (not yet pulling) consumer; the next five arrive
         // while it is "busy": only the newest waits, four are replaced as late.
         clock.advance(by: .fps(60) * 5)

@@ -41,6 +41,7 @@ struct Swift6DelegateTests {
         session.addOutput(output)
         session.startRunning()
         #expect(clock.waitUntilSleeping())
+        #expect(gate.arrived.wait(timeout: .now() + 10) == .success)  // frame 0
         for _ in 0..<6 {
             clock.advance(by: .fps(60))
             #expect(clock.waitUntilSleeping())

@@ -80,6 +80,8 @@ final class SampleBufferMailbox: CaptureVideoDataOutputSampleBufferDelegate, Sen
     private let state = Mutex(State())
     /// Signalled when a held frame is taken (or dropped by ``finish()``).
     private let taken = DispatchSemaphore(value: 0)
+    /// Signalled each time a frame is held waiting for the consumer (for tests).
+    let holding = DispatchSemaphore(value: 0)
 
     func captureOutput(
         _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
@@ -96,7 +98,9 @@ final class SampleBufferMailbox: CaptureVideoDataOutputSampleBufferDelegate, Sen
         switch waiter {
         case .some(let continuation?): continuation.resume(returning: sampleBuffer)
         case .some(nil): return
-        case nil: taken.wait()  // the delivery queue waits: the consumer is busy
+        case nil:
+            holding.signal()
+            taken.wait()  // the delivery queue waits: the consumer is busy
         }
     }
 

@@ -47,3 +47,28 @@ public final class CaptureVideoPreviewLayer {}
     message: "use a CaptureVideoDataOutput and keep the frame you want (or the photo output where available)"
 )
 public final class CaptureStillImageOutput {}
+
+extension CaptureConnection {
+    /// `AVCaptureConnection.videoMinFrameDuration` (deprecated by Apple) is not offered.
+    @available(
+        *, unavailable,
+        message: "set the output's minFrameDuration, or the device's activeVideoMinFrameDuration under its lock"
+    )
+    public var videoMinFrameDuration: MediaTime { .invalid }
+}
+
+extension CaptureSession {
+    /// `AVCaptureSession.canAddConnection(_:)`: connections are made by the session.
+    @available(*, unavailable, message: "addInput(_:) and addOutput(_:) connect inputs and outputs by media type")
+    public func canAddConnection(_ connection: CaptureConnection) -> Bool { false }
+
+    /// `AVCaptureSession.addConnection(_:)`: connections are made by the session.
+    @available(*, unavailable, message: "addInput(_:) and addOutput(_:) connect inputs and outputs by media type")
+    public func addConnection(_ connection: CaptureConnection) {}
+}
+
+extension CaptureDevice.Format {
+    /// `AVCaptureDevice.Format.videoMaxZoomFactor`: zoom belongs to the device here.
+    @available(*, unavailable, message: "use the device's maxAvailableVideoZoomFactor")
+    public var videoMaxZoomFactor: Double { 1 }
+}
