@@ -26,6 +26,15 @@ final class GuideFrameHandler: NSObject, CaptureVideoDataOutputSampleBufferDeleg
         arrived.signal()
     }
 
+    /// Waits for frames until `condition`, read on the delegate's `queue` (where the state lives), holds.
+    func waitUntil(on queue: DispatchQueue, _ condition: @escaping () -> Bool) -> Bool {
+        for _ in 0..<300 {
+            guard arrived.wait(timeout: .now() + 10) == .success else { return false }
+            if queue.sync(execute: condition) { return true }
+        }
+        return false
+    }
+
     func wait(for count: Int) -> Bool {
         (0..<count).allSatisfy { _ in arrived.wait(timeout: .now() + 10) == .success }
     }
@@ -63,21 +72,18 @@ struct Seed000GuideTests {
             }
             let handler = GuideFrameHandler()
             let output = CaptureVideoDataOutput()
-            output.setSampleBufferDelegate(handler, queue: DispatchQueue(label: "guide"))
+            let queue = DispatchQueue(label: "guide")
+            output.setSampleBufferDelegate(handler, queue: queue)
             session.addOutput(output)
             session.startRunning()
-            #expect(handler.wait(for: 1))
-            #expect(handler.sizes.last! == (1280, 720))
+            #expect(handler.waitUntil(on: queue) { handler.sizes.last! == (1280, 720) })
 
             session.beginConfiguration()
             session.removeInput(frontFacingCameraDeviceInput)
             session.addInput(backFacingCameraDeviceInput)
             session.sessionPreset = .vga640x480  // Reset the preset.
             session.commitConfiguration()
-            let before = handler.sizes.count
-            #expect(handler.wait(for: 2))
-            #expect(handler.sizes.count > before)
-            #expect(handler.sizes.last! == (640, 480))
+            #expect(handler.waitUntil(on: queue) { handler.sizes.last! == (640, 480) })
             session.stopRunning()
         }
     }

@@ -21,6 +21,15 @@ final class FrameGrabber: NSObject, CaptureVideoDataOutputSampleBufferDelegate {
         arrived.signal()
     }
 
+    /// Waits for frames until `condition`, read on the delegate's `queue` (where the state lives), holds.
+    func waitUntil(on queue: DispatchQueue, _ condition: @escaping () -> Bool) -> Bool {
+        for _ in 0..<300 {
+            guard arrived.wait(timeout: .now() + 10) == .success else { return false }
+            if queue.sync(execute: condition) { return true }
+        }
+        return false
+    }
+
     func wait(for frames: Int = 1) -> Bool {
         (0..<frames).allSatisfy { _ in arrived.wait(timeout: .now() + 10) == .success }
     }
@@ -153,16 +162,16 @@ struct Seed001And003SessionTests {
             ]
             var avCaptureSession: CaptureSession? = session
             avCaptureSession?.startRunning()
-            #expect(grabber.wait())
-            #expect(grabber.lastFormat == kCVPixelFormatType_32BGRA && grabber.lastSize == (1280, 720))
+            #expect(
+                grabber.waitUntil(on: queue) {
+                    grabber.lastFormat == kCVPixelFormatType_32BGRA && grabber.lastSize == (1280, 720)
+                })
 
             output.videoSettings = [
                 kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange
             ]
-            let seen = grabber.count
-            #expect(grabber.wait(for: 2))
-            #expect(grabber.count > seen)
-            #expect(grabber.lastFormat == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange)
+            #expect(
+                grabber.waitUntil(on: queue) { grabber.lastFormat == kCVPixelFormatType_420YpCbCr8BiPlanarVideoRange })
 
             // stopVideoCapture
             if let running = avCaptureSession {
@@ -178,15 +187,15 @@ struct Seed001And003SessionTests {
         try withOnlyVirtualCameras([virtualFormats(width: 640), virtualFormats(width: 1280)]) {
             let helper = CameraHelper()
             let grabber = FrameGrabber()
-            helper.videoDataOutPut.setSampleBufferDelegate(grabber, queue: DispatchQueue(label: "frames"))
+            let queue = DispatchQueue(label: "frames")
+            helper.videoDataOutPut.setSampleBufferDelegate(grabber, queue: queue)
             let cameras = CaptureDevice.devices(for: .video)
             let first = try CaptureDeviceInput(device: cameras[0])
             helper.session.addInput(first)
             helper.videoDeviceInput = first
             helper.session.addOutput(helper.videoDataOutPut)
             helper.session.startRunning()
-            #expect(grabber.wait())
-            #expect(grabber.lastSize == (640, 480))
+            #expect(grabber.waitUntil(on: queue) { grabber.lastSize == (640, 480) })
 
             helper.captureSessionPreset = .hd1280x720
             helper.changeCaptureDevicePosition(.front, newVideoDeviceInput: try CaptureDeviceInput(device: cameras[1]))
@@ -196,8 +205,7 @@ struct Seed001And003SessionTests {
             let connection = try #require(helper.videoConnection)
             #expect(connection.isVideoMirrored && connection.videoOrientation == .landscapeRight)
             #expect(connection.activeVideoStabilizationMode == .off)
-            #expect(grabber.wait())
-            #expect(grabber.lastSize == (1280, 720))
+            #expect(grabber.waitUntil(on: queue) { grabber.lastSize == (1280, 720) })
             helper.session.stopRunning()
         }
     }
