@@ -80,6 +80,8 @@ struct DeviceLookupTests {
         let (foundType, foundPosition) = found.classify(busInfo: "usb-0000:00:14.0-5")
         #expect(foundType == type && foundPosition == position)
         #expect(V4L2Sysfs(root: root).portKind(ofNode: "/dev/video7") == .unknown)
+        // The real device directory asks its sysfs, which the provider passes to each camera.
+        #expect(V4L2DevDirectory(path: root, sysfs: V4L2Sysfs(root: root)).portKind(ofNode: "/dev/video0") == kind)
     }
 
     @Test("a camera on a non-USB bus is built in, facing unknown")

@@ -598,10 +598,8 @@ public final class CaptureSession: @unchecked Sendable {
             .sessionWasInterrupted,
             "'\(device.localizedName)' was taken by another capture session of this process: frames resume when that session stops"
         )
-        schedule { [self] in
-            post(Self.runtimeErrorNotification, error: error)
-            post(Self.wasInterruptedNotification, error: error)
-        }
+        // As on iOS, an interruption is not a runtime error: only wasInterrupted is posted.
+        schedule { [self] in post(Self.wasInterruptedNotification, error: error) }
     }
 
     /// The device this session waited for is free again (called on the notification queue).
