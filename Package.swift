@@ -97,6 +97,13 @@ let package = Package(
             name: "ViewfinderTests",
             dependencies: ["Viewfinder", "ViewfinderSimulator"]
         ),
+        // The seeds' AVFoundation snippets after the mechanical rename (AV deleted, CMTime →
+        // MediaTime, …), in Swift 5 mode, where most iOS capture code still lives.
+        .testTarget(
+            name: "PortedSnippetsTests",
+            dependencies: ["Viewfinder", "ViewfinderSimulator"],
+            swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

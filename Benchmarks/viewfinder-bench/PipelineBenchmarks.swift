@@ -90,8 +90,8 @@ enum PipelineBenchmarks {
         let delegate = CountingDelegate()
         output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "bench.delegate"))
         session.beginConfiguration()
-        try session.addInput(input)
-        try session.addOutput(output)
+        try session.tryAddInput(input)
+        try session.tryAddOutput(output)
         session.commitConfiguration()
         session.startRunning()
         defer { session.stopRunning() }

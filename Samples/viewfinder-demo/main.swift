@@ -188,9 +188,9 @@ func captureAudio(seconds: Double, deviceID: String?) -> Never {
         FileHandle.standardError.write(Data("runtime error: \(error?.description ?? "unknown")\n".utf8))
     }
     do {
-        try session.addInput(try CaptureDeviceInput(device: microphone))
+        try session.tryAddInput(try CaptureDeviceInput(device: microphone))
         output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.audio"))
-        try session.addOutput(output)
+        try session.tryAddOutput(output)
     } catch {
         fail(error.description)
     }
@@ -247,10 +247,10 @@ do {
     session.beginConfiguration()
     session.sessionPreset = options.preset
     let input = try CaptureDeviceInput(device: device)
-    try session.addInput(input)
+    try session.tryAddInput(input)
     output.videoSettings = options.settings
     output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.frames"))
-    try session.addOutput(output)
+    try session.tryAddOutput(output)
     session.commitConfiguration()
 } catch {
     fail(error.description)

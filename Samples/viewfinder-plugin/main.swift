@@ -148,13 +148,13 @@ let zones = ExposureZonesProcessor()
 do {
     session.beginConfiguration()
     session.sessionPreset = .vga640x480
-    try session.addInput(CaptureDeviceInput(device: camera.device))
+    try session.tryAddInput(CaptureDeviceInput(device: camera.device))
     output.videoSettings = try VideoSettings(pixelFormat: .nv12VideoRange)
     output.setSampleBufferDelegate(printer, queue: DispatchQueue(label: "plugin.frames"))
     // 15 frames a second: time enough for a debug build to analyse every frame. (At 60 fps a
     // debug build falls behind and the output drops the frames it cannot keep up with as late.)
     try output.setMinFrameDuration(MediaTime(value: 1, timescale: 15))
-    try session.addOutput(output)
+    try session.tryAddOutput(output)
     session.commitConfiguration()
 
     // Processors run in order, each under a unique name. Yours and the built-ins mix freely.

@@ -148,8 +148,8 @@ struct AudioRig {
         try output.setAudioSettings(settings)
         output.setSampleBufferDelegate(delegate, queue: delegate.queue)
         session.beginConfiguration()
-        try session.addInput(try CaptureDeviceInput(device: device))
-        try session.addOutput(output)
+        try session.tryAddInput(try CaptureDeviceInput(device: device))
+        try session.tryAddOutput(output)
         session.commitConfiguration()
     }
 

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Viewfinder
@@ -12,26 +13,26 @@ struct BadInputTests {
         let camera = VirtualCamera(configuration: .init(clock: ManualClock()))
         let input = try CaptureDeviceInput(device: camera.device)
         let output = CaptureVideoDataOutput()
-        try session.addInput(input)
-        try session.addOutput(output)
+        try session.tryAddInput(input)
+        try session.tryAddOutput(output)
         #expect(!session.canAddOutput(output))
         #expect(!session.canAddInput(input))
-        let outputError = #expect(throws: CaptureError.self) { try session.addOutput(output) }
+        let outputError = #expect(throws: CaptureError.self) { try session.tryAddOutput(output) }
         #expect(outputError?.code == .cannotAddOutput)
         #expect(outputError?.message.contains("already in the session") == true)
-        let inputError = #expect(throws: CaptureError.self) { try session.addInput(input) }
+        let inputError = #expect(throws: CaptureError.self) { try session.tryAddInput(input) }
         #expect(inputError?.code == .cannotAddInput)
         // A second input for the same camera is refused too.
         let again = try CaptureDeviceInput(device: camera.device)
-        #expect(throws: CaptureError.self) { try session.addInput(again) }
+        #expect(throws: CaptureError.self) { try session.tryAddInput(again) }
         #expect(session.outputs.count == 1 && session.inputs.count == 1 && session.connections.count == 1)
 
         // An output that belongs to another session.
         let other = CaptureSession(notificationCenter: NotificationCenter())
-        let stolen = #expect(throws: CaptureError.self) { try other.addOutput(output) }
+        let stolen = #expect(throws: CaptureError.self) { try other.tryAddOutput(output) }
         #expect(stolen?.message.contains("another session") == true)
         session.removeOutput(output)
-        #expect(throws: Never.self) { try other.addOutput(output) }
+        #expect(throws: Never.self) { try other.tryAddOutput(output) }
     }
 
     @Test("an input for an unknown or disconnected device is refused")
@@ -120,7 +121,7 @@ struct BadInputTests {
     func startWithoutInputs() throws {
         let center = NotificationCenter()
         let session = CaptureSession(notificationCenter: center)
-        try session.addOutput(CaptureVideoDataOutput())
+        try session.tryAddOutput(CaptureVideoDataOutput())
         let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: session, center: center)
         session.startRunning()
         let posted = errors.next()
@@ -136,8 +137,8 @@ struct BadInputTests {
         let session = CaptureSession(notificationCenter: center)
         let only720 = VirtualCamera.standardFormats.filter { $0.dimensions.width == 1280 }
         let camera = VirtualCamera(configuration: .init(clock: ManualClock(), formats: only720))
-        try session.addInput(try CaptureDeviceInput(device: camera.device))
-        try session.addOutput(CaptureVideoDataOutput())
+        try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
+        try session.tryAddOutput(CaptureVideoDataOutput())
         #expect(!session.canSetSessionPreset(.hd1920x1080))
         #expect(session.canSetSessionPreset(.hd1280x720))
         session.sessionPreset = .hd1920x1080
@@ -147,28 +148,51 @@ struct BadInputTests {
         #expect(!session.isRunning)
     }
 
-    @Test("a camera in use by another running session is refused")
-    func deviceBusy() throws {
-        let camera = VirtualCamera(configuration: .init(clock: ManualClock()))
+    @Test("two sessions on one camera: the later takes it, the earlier is interrupted and resumes (iOS)")
+    func twoSessionsOneCamera() throws {
+        let camera = VirtualCamera(configuration: .init())
         let center = NotificationCenter()
         let a = CaptureSession(notificationCenter: center)
         let b = CaptureSession(notificationCenter: center)
-        for session in [a, b] {
-            try session.addInput(try CaptureDeviceInput(device: camera.device))
+        let delegates = [RecordingDelegate(), RecordingDelegate()]
+        for (session, delegate) in zip([a, b], delegates) {
+            try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
             let output = CaptureVideoDataOutput()
-            output.setSampleBufferDelegate(RecordingDelegate(), queue: DispatchQueue(label: "busy"))
-            try session.addOutput(output)
+            output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "busy"))
+            try session.tryAddOutput(output)
         }
         a.startRunning()
         #expect(a.isRunning)
-        let errors = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: b, center: center)
-        b.startRunning()
-        #expect(errors.next().error?.code == .deviceBusy)
-        #expect(!b.isRunning)
-        a.stopRunning()
+        #expect(delegates[0].waitForFrames(2))
+        let reasons = Mutex<[CaptureSession.InterruptionReason]>([])
+        let observer = center.addObserver(forName: .CaptureSessionWasInterrupted, object: a, queue: nil) { note in
+            if let reason = note.userInfo?[CaptureSessionInterruptionReasonKey] as? CaptureSession.InterruptionReason {
+                reasons.withLock { $0.append(reason) }
+            }
+        }
+        defer { center.removeObserver(observer) }
+        let interrupted = NotificationRecorder(.CaptureSessionWasInterrupted, object: a, center: center)
+        let ended = NotificationRecorder(.CaptureSessionInterruptionEnded, object: a, center: center)
+        let bErrors = NotificationRecorder(.CaptureSessionRuntimeError, object: b, center: center)
+        let aErrors = NotificationRecorder(.CaptureSessionRuntimeError, object: a, center: center)
+
         b.startRunning()
         #expect(b.isRunning)
+        let interruption = interrupted.next()
+        #expect(interruption.error?.code == .sessionWasInterrupted)
+        #expect(reasons.withLock { $0 } == [.videoDeviceInUseByAnotherClient])
+        #expect(a.isRunning && a.isInterrupted)
+        #expect(delegates[1].waitForFrames(2))
+        #expect(bErrors.count == 0)
+        #expect(aErrors.count == 0)  // an interruption, not a runtime error (as on iOS)
+        let aFramesWhileInterrupted = delegates[0].frames.count
+
         b.stopRunning()
+        #expect(ended.wait())
+        #expect(!a.isInterrupted)
+        #expect(delegates[0].waitForFrames(aFramesWhileInterrupted + 2))
+        a.stopRunning()
+        #expect(!a.isRunning)
     }
 
     @Test("a device failing mid-run posts its typed error and stops the session")

@@ -12,6 +12,7 @@ final class SequenceLogOutput: CaptureOutput, @unchecked Sendable {  // unchecke
     let log = Mutex<[UInt64]>([])
     let drops = Mutex<[(DroppedFrameReason, Int)]>([])
     let gate = DispatchSemaphore(value: 0)
+    /// Signalled when a blocking consume has begun.
     let entered = DispatchSemaphore(value: 0)
     let blocks = Atomic<Bool>(false)
     private(set) var engine: DeliveryEngine<Int, UInt64>!
@@ -60,11 +61,12 @@ struct OutputLayerTests {
         let camera = VirtualCamera(configuration: .init(clock: clock, formats: virtualFormats(.nv12VideoRange)))
         let session = CaptureSession(notificationCenter: NotificationCenter())
         let output = SequenceLogOutput(queue: DispatchQueue(label: "test.log"))
-        try session.addInput(try CaptureDeviceInput(device: camera.device))
-        try session.addOutput(output)
+        try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
+        try session.tryAddOutput(output)
         output.blocks.store(true, ordering: .relaxed)
         session.startRunning()
         #expect(session.isRunning)
+        #expect(clock.waitUntilSleeping())
         #expect(output.entered.wait(timeout: .now() + 10) == .success)
         // Frame 0 is in the consumer, blocked; ten more come, only the newest may wait.
         for _ in 0..<10 {
@@ -94,10 +96,10 @@ struct OutputLayerTests {
         #expect(input.ports.map(\.mediaType) == [.video])
         let video = CaptureVideoDataOutput()
         let audio = AudioOnlyOutput()
-        try session.addInput(input)
-        try session.addOutput(video)
+        try session.tryAddInput(input)
+        try session.tryAddOutput(video)
         #expect(session.canAddOutput(audio), "an output whose media no input has yet can still be added")
-        try session.addOutput(audio)
+        try session.tryAddOutput(audio)
 
         #expect(session.connections.count == 1)
         let connection = try #require(session.connections.first)

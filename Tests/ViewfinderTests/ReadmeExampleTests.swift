@@ -64,7 +64,7 @@ struct ReadmeExampleTests {
 
         let camera = VirtualCamera(configuration: .init(clock: ManualClock())).device
         let input = try CaptureDeviceInput(device: camera)
-        if session.canAddInput(input) { try session.addInput(input) }
+        if session.canAddInput(input) { session.addInput(input) }
 
         let output = CaptureVideoDataOutput()
         output.videoSettings = try VideoSettings(pixelFormat: .bgra)
@@ -72,7 +72,7 @@ struct ReadmeExampleTests {
         try output.setMinFrameDuration(MediaTime(value: 1, timescale: 15))
         let handler = FrameHandler()
         output.setSampleBufferDelegate(handler, queue: DispatchQueue(label: "frames"))
-        if session.canAddOutput(output) { try session.addOutput(output) }
+        if session.canAddOutput(output) { session.addOutput(output) }
 
         try output.addProcessor(try CropProcessor(x: 0, y: 0, width: 640, height: 360), named: "crop")
         try output.addProcessor(GrayscaleProcessor(), named: "gray", at: .after("crop"))
@@ -134,12 +134,12 @@ struct ReadmeExampleTests {
         let microphone = try #require(
             DeviceRegistry.$current.withValue(registry) { CaptureDevice.default(for: .audio) })
         let session = CaptureSession(notificationCenter: NotificationCenter())
-        try session.addInput(try CaptureDeviceInput(device: microphone))
+        try session.tryAddInput(try CaptureDeviceInput(device: microphone))
         let audio = CaptureAudioDataOutput()
         audio.audioSettings = try AudioSettings(sampleFormat: .float32, sampleRate: 44_100)
         let sound = SoundHandler()
         audio.setSampleBufferDelegate(sound, queue: DispatchQueue(label: "sound"))
-        try session.addOutput(audio)
+        try session.tryAddOutput(audio)
         session.startRunning()
         #expect(sound.arrived.wait(timeout: .now() + 10) == .success)
         session.stopRunning()

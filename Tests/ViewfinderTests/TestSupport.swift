@@ -198,8 +198,8 @@ struct Rig {
         output.setSampleBufferDelegate(delegate, queue: queue)
         session.beginConfiguration()
         session.sessionPreset = preset
-        try session.addInput(try CaptureDeviceInput(device: camera.device))
-        try session.addOutput(output)
+        try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
+        try session.tryAddOutput(output)
         session.commitConfiguration()
     }
 

@@ -95,12 +95,12 @@ func makeSession(
     let session = CaptureSession()
     session.beginConfiguration()
     session.sessionPreset = preset
-    try session.addInput(try CaptureDeviceInput(device: device))
+    try session.tryAddInput(try CaptureDeviceInput(device: device))
     let output = CaptureVideoDataOutput()
     output.videoSettings = settings
     output.alwaysDiscardsLateVideoFrames = discardsLate
     output.setSampleBufferDelegate(delegate, queue: delegate.queue)
-    try session.addOutput(output)
+    try session.tryAddOutput(output)
     session.commitConfiguration()
     return (session, output)
 }

@@ -17,22 +17,27 @@ extension CaptureDevice {
     // MARK: Focus
 
     /// How the camera focuses (the counterpart of `AVCaptureDevice.FocusMode`).
-    public enum FocusMode: Sendable, Hashable {
+    public enum FocusMode: Int, Sendable, Hashable {
         /// Focus stays where it is (or where ``setFocusModeLocked(lensPosition:)`` put it).
-        case locked
+        case locked = 0
         /// Focus once, then lock (not offered by UVC cameras).
-        case autoFocus
+        case autoFocus = 1
         /// Keep focusing as the scene changes.
-        case continuousAutoFocus
+        case continuousAutoFocus = 2
     }
 
     /// Whether the camera can focus in `mode`.
     public func isFocusModeSupported(_ mode: FocusMode) -> Bool { capabilities.focusModes.contains(mode) }
 
-    /// The focus mode now (``FocusMode/locked`` for fixed-focus cameras).
+    /// The focus mode now (``FocusMode/locked`` for fixed-focus cameras). Setting it behaves as
+    /// AVFoundation: without the configuration lock, or for a mode the camera lacks, it traps
+    /// naming the fix; ``setFocusMode(_:)`` throws instead.
     public var focusMode: FocusMode {
-        if case .focusMode(let mode) = current(.focusMode) { return mode }
-        return .locked
+        get {
+            if case .focusMode(let mode) = current(.focusMode) { return mode }
+            return .locked
+        }
+        set { applySetting("setFocusMode(_:)") { () throws(CaptureError) in try setFocusMode(newValue) } }
     }
 
     /// Sets the focus mode. Requires the configuration lock.
@@ -66,15 +71,15 @@ extension CaptureDevice {
     // MARK: Exposure
 
     /// How the camera sets exposure (the counterpart of `AVCaptureDevice.ExposureMode`).
-    public enum ExposureMode: Sendable, Hashable {
+    public enum ExposureMode: Int, Sendable, Hashable {
         /// Exposure stays where it is.
-        case locked
+        case locked = 0
         /// Expose once, then lock (not offered by UVC cameras).
-        case autoExpose
+        case autoExpose = 1
         /// Keep adjusting exposure.
-        case continuousAutoExposure
+        case continuousAutoExposure = 2
         /// Exposure time set by ``setExposureModeCustom(duration:)``.
-        case custom
+        case custom = 3
     }
 
     /// Whether the camera can expose in `mode`.
@@ -82,9 +87,14 @@ extension CaptureDevice {
 
     /// The exposure mode now: ``ExposureMode/custom`` when exposure is manual,
     /// ``ExposureMode/continuousAutoExposure`` otherwise (also for cameras without exposure controls).
+    /// Setting it traps on misuse, as AVFoundation raises; ``setExposureMode(_:)`` throws instead.
     public var exposureMode: ExposureMode {
-        if case .exposureMode(let mode) = current(.exposureMode) { return mode }
-        return .continuousAutoExposure
+        get {
+            guard case .exposureMode(let mode) = current(.exposureMode) else { return .continuousAutoExposure }
+            // V4L2 has one manual mode: report it as the one last chosen (locked or custom).
+            return mode == .custom && extras.withLock({ $0.exposureLocked }) ? .locked : mode
+        }
+        set { applySetting("setExposureMode(_:)") { () throws(CaptureError) in try setExposureMode(newValue) } }
     }
 
     /// Sets the exposure mode: ``ExposureMode/locked`` keeps the current exposure time.
@@ -93,6 +103,7 @@ extension CaptureDevice {
         try requireConfigurationLock("changing the exposure mode")
         guard isExposureModeSupported(mode) else { throw unsupportedControl("exposure mode \(mode)") }
         try apply(.exposureMode(mode), "exposure mode \(mode)")
+        extras.withLock { $0.exposureLocked = mode == .locked }
     }
 
     /// The exposure time now; ``MediaTime/invalid`` when the camera has no exposure time control.
@@ -128,18 +139,19 @@ extension CaptureDevice {
             )
         }
         try apply(.exposureDuration(duration), "manual exposure control")
+        extras.withLock { $0.exposureLocked = false }
     }
 
     // MARK: White balance
 
     /// How the camera balances colour (the counterpart of `AVCaptureDevice.WhiteBalanceMode`).
-    public enum WhiteBalanceMode: Sendable, Hashable {
+    public enum WhiteBalanceMode: Int, Sendable, Hashable {
         /// White balance stays where it is (or at the temperature set).
-        case locked
+        case locked = 0
         /// Balance once, then lock (not offered by UVC cameras).
-        case autoWhiteBalance
+        case autoWhiteBalance = 1
         /// Keep balancing.
-        case continuousAutoWhiteBalance
+        case continuousAutoWhiteBalance = 2
     }
 
     /// Whether the camera can balance white in `mode`.
@@ -147,10 +159,14 @@ extension CaptureDevice {
         capabilities.whiteBalanceModes.contains(mode)
     }
 
-    /// The white-balance mode now.
+    /// The white-balance mode now. Setting it traps on misuse, as AVFoundation raises;
+    /// ``setWhiteBalanceMode(_:)`` throws instead.
     public var whiteBalanceMode: WhiteBalanceMode {
-        if case .whiteBalanceMode(let mode) = current(.whiteBalanceMode) { return mode }
-        return .locked
+        get {
+            if case .whiteBalanceMode(let mode) = current(.whiteBalanceMode) { return mode }
+            return .locked
+        }
+        set { applySetting("setWhiteBalanceMode(_:)") { () throws(CaptureError) in try setWhiteBalanceMode(newValue) } }
     }
 
     /// Sets the white-balance mode. Requires the configuration lock.
@@ -192,10 +208,14 @@ extension CaptureDevice {
     /// The largest zoom factor: 1 without a zoom control.
     public var maxAvailableVideoZoomFactor: Double { capabilities.maxZoomFactor ?? 1 }
 
-    /// The zoom factor now (1 without a zoom control).
+    /// The zoom factor now (1 without a zoom control). Setting it traps on misuse (no lock, out of
+    /// range), as AVFoundation raises; ``setVideoZoomFactor(_:)`` throws instead.
     public var videoZoomFactor: Double {
-        if case .zoomFactor(let factor) = current(.zoomFactor) { return factor }
-        return 1
+        get {
+            if case .zoomFactor(let factor) = current(.zoomFactor) { return factor }
+            return 1
+        }
+        set { applySetting("setVideoZoomFactor(_:)") { () throws(CaptureError) in try setVideoZoomFactor(newValue) } }
     }
 
     /// Zooms to `factor` (``minAvailableVideoZoomFactor`` … ``maxAvailableVideoZoomFactor``).
@@ -214,13 +234,13 @@ extension CaptureDevice {
     // MARK: Torch
 
     /// What the torch (the camera's LED, where the driver has an LED control) does.
-    public enum TorchMode: Sendable, Hashable {
+    public enum TorchMode: Int, Sendable, Hashable {
         /// Off.
-        case off
+        case off = 0
         /// On, continuously.
-        case on
+        case on = 1
         /// On when dark (not offered by UVC cameras' LED controls).
-        case auto
+        case auto = 2
     }
 
     /// Whether the camera has a torch (an LED it can keep on).
@@ -229,10 +249,14 @@ extension CaptureDevice {
     /// Whether the torch can be set to `mode`.
     public func isTorchModeSupported(_ mode: TorchMode) -> Bool { capabilities.torchModes.contains(mode) }
 
-    /// The torch mode now (``TorchMode/off`` without a torch).
+    /// The torch mode now (``TorchMode/off`` without a torch). Setting it traps on misuse, as
+    /// AVFoundation raises; ``setTorchMode(_:)`` throws instead.
     public var torchMode: TorchMode {
-        if case .torchMode(let mode) = current(.torchMode) { return mode }
-        return .off
+        get {
+            if case .torchMode(let mode) = current(.torchMode) { return mode }
+            return .off
+        }
+        set { applySetting("setTorchMode(_:)") { () throws(CaptureError) in try setTorchMode(newValue) } }
     }
 
     /// Turns the torch on or off. Requires the configuration lock.

@@ -17,22 +17,51 @@ import Synchronization
 /// Thread safety: all members may be used from any thread; configuration changes are serialised
 /// by an internal lock.
 public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
-    /// The kind of device, as discovery sessions filter it.
+    /// The kind of device, as discovery sessions filter it (the counterpart of
+    /// `AVCaptureDevice.DeviceType`). Linux tells built-in from external cameras (see
+    /// ``position``); the multi-camera and depth types of Apple's hardware exist so ported
+    /// lookups compile, and find nothing.
     public enum DeviceType: String, Sendable, Hashable, CaseIterable {
         /// A camera on a bus that can be unplugged (USB/UVC webcams).
         case external
-        /// A camera built into the machine (a platform or CSI camera).
+        /// A camera built into the machine: a USB camera on a port the firmware marks fixed (a
+        /// laptop's), or a platform/CSI camera.
         case builtInWideAngleCamera
         /// Viewfinder's virtual test-pattern camera.
         case virtual
         /// A microphone: an ALSA capture device or Viewfinder's virtual microphone
         /// (`AVCaptureDevice.DeviceType.microphone`).
         case microphone
+        /// Apple's wide + telephoto pair: no Linux camera is one.
+        case builtInDualCamera
+        /// Apple's wide + ultra-wide pair: no Linux camera is one.
+        case builtInDualWideCamera
+        /// Apple's three-camera module: no Linux camera is one.
+        case builtInTripleCamera
+        /// Apple's telephoto camera: no Linux camera is one.
+        case builtInTelephotoCamera
+        /// Apple's ultra-wide camera: no Linux camera is one.
+        case builtInUltraWideCamera
+        /// Apple's TrueDepth camera: no Linux camera is one.
+        case builtInTrueDepthCamera
+        /// Apple's LiDAR depth camera: no Linux camera is one.
+        case builtInLiDARDepthCamera
+        /// An iPhone used as a Mac's camera: none on Linux.
+        case continuityCamera
+        /// The Desk View camera: none on Linux.
+        case deskViewCamera
     }
 
-    /// Which way the camera faces, where known (always ``unspecified`` on Linux so far).
-    public enum Position: Sendable, Hashable {
-        case unspecified, front, back
+    /// Which way the camera faces (the counterpart of `AVCaptureDevice.Position`): ``front`` for
+    /// a built-in laptop camera (it faces the user), ``unspecified`` for webcams and the virtual
+    /// camera. Linux has no rear cameras it can tell apart.
+    public enum Position: Int, Sendable, Hashable {
+        /// Unknown or not applicable (webcams, the virtual camera).
+        case unspecified = 0
+        /// Facing away from the user.
+        case back = 1
+        /// Facing the user.
+        case front = 2
     }
 
     let backend: any DeviceBackend
@@ -44,8 +73,13 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         var formatWasSet = false
         var lockCount = 0
         var owner: ObjectIdentifier?
+        var ownerSession: WeakReference<CaptureSession>?
+        /// Sessions interrupted by another session's claim, waiting to resume.
+        var waiting: [WeakReference<CaptureSession>] = []
     }
     private let configuration: Mutex<Configuration>
+    /// Settings of the porting surface that have no Linux effect (points of interest, …).
+    let extras = Mutex(DeviceExtras())
 
     init(backend: any DeviceBackend) {
         self.backend = backend
@@ -67,7 +101,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// The kind of device.
     public var deviceType: DeviceType { backend.deviceType }
     /// Which way the camera faces.
-    public var position: Position { .unspecified }
+    public var position: Position { backend.position }
     /// Whether the camera is still attached.
     public var isConnected: Bool { backend.isConnected }
     /// Every format the device offers.
@@ -79,13 +113,32 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// Whether the device produces media of `mediaType`.
     public func hasMediaType(_ mediaType: MediaType) -> Bool { mediaTypes.contains(mediaType) }
 
-    /// The format the device captures in.
-    public var activeFormat: Format { configuration.withLock { $0.activeFormat } }
+    /// The format the device captures in. Setting it behaves as AVFoundation: without the
+    /// configuration lock, or to a format the device does not offer, it traps naming the fix;
+    /// ``setActiveFormat(_:)`` throws instead.
+    public var activeFormat: Format {
+        get { configuration.withLock { $0.activeFormat } }
+        set { applySetting("setActiveFormat(_:)") { () throws(CaptureError) in try setActiveFormat(newValue) } }
+    }
 
     /// The shortest time between frames: the device runs at `1 / activeVideoMinFrameDuration`
-    /// frames per second.
+    /// frames per second. Setting it traps on misuse (no lock, a rate the format lacks), as
+    /// AVFoundation raises; ``setActiveVideoMinFrameDuration(_:)`` throws instead. `.invalid`
+    /// restores the format's default.
     public var activeVideoMinFrameDuration: MediaTime {
-        configuration.withLock { $0.activeVideoMinFrameDuration }
+        get { configuration.withLock { $0.activeVideoMinFrameDuration } }
+        set {
+            applySetting("setActiveVideoMinFrameDuration(_:)") { () throws(CaptureError) in
+                try setActiveVideoMinFrameDuration(newValue)
+            }
+        }
+    }
+
+    /// The longest time between frames. Linux cameras run at one fixed rate, so this is
+    /// ``activeVideoMinFrameDuration``, and setting it sets that (same rules).
+    public var activeVideoMaxFrameDuration: MediaTime {
+        get { activeVideoMinFrameDuration }
+        set { activeVideoMinFrameDuration = newValue }
     }
 
     /// Whether this process holds the configuration lock.
@@ -176,19 +229,37 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
-    /// Claims the device for one running session; returns false if another session has it.
-    func claim(for session: AnyObject) -> Bool {
+    /// Claims the device for one running session: `nil` when `session` has it now, else the
+    /// session holding it (itself `nil` if that session is gone but its stream still stops).
+    func claim(for session: CaptureSession) -> CaptureSession?? {
         configuration.withLock {
             let id = ObjectIdentifier(session)
-            if let owner = $0.owner, owner != id { return false }
+            if let owner = $0.owner, owner != id { return .some($0.ownerSession?.value) }
             $0.owner = id
-            return true
+            $0.ownerSession = WeakReference(session)
+            return nil
         }
     }
 
-    /// Gives up a claim taken by ``claim(for:)`` for the session with identity `session`.
-    func release(from session: ObjectIdentifier) {
-        configuration.withLock { if $0.owner == session { $0.owner = nil } }
+    /// Gives up a claim taken by ``claim(for:)`` for the session with identity `session`; returns
+    /// the sessions waiting for the device (interrupted by that claim), which may now take it.
+    func release(from session: ObjectIdentifier) -> [CaptureSession] {
+        let waiting = configuration.withLock { config -> [WeakReference<CaptureSession>] in
+            guard config.owner == session else { return [] }
+            config.owner = nil
+            config.ownerSession = nil
+            defer { config.waiting = [] }
+            return config.waiting
+        }
+        return waiting.compactMap(\.value)
+    }
+
+    /// Records that `session` waits for the device (it was interrupted by another session's claim).
+    func addWaiter(_ session: CaptureSession) {
+        configuration.withLock { config in
+            config.waiting.removeAll { $0.value == nil || $0.value === session }
+            config.waiting.append(WeakReference(session))
+        }
     }
 
     /// Whether the device supports a session preset. Presets choose video sizes: a device that

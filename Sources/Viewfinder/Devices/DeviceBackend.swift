@@ -113,6 +113,8 @@ package protocol DeviceBackend: AnyObject, Sendable {
     var manufacturer: String { get }
     /// The kind of device, for discovery sessions.
     var deviceType: CaptureDevice.DeviceType { get }
+    /// Which way the camera faces, where the backend can tell.
+    var position: CaptureDevice.Position { get }
     /// Every format the device offers.
     var formats: [CaptureDevice.Format] { get }
     /// The media the device produces (``MediaType/video`` for cameras); one input port each.
@@ -135,6 +137,9 @@ package protocol DeviceBackend: AnyObject, Sendable {
 extension DeviceBackend {
     /// Cameras produce video.
     package var mediaTypes: [MediaType] { [.video] }
+
+    /// Unknown, unless the backend knows better.
+    package var position: CaptureDevice.Position { .unspecified }
 
     /// The checks every backend makes before streaming: the device is still connected and
     /// offers `format`.

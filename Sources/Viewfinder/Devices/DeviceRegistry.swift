@@ -47,6 +47,11 @@ package final class DeviceRegistry: Sendable {
         }
     }
 
+    /// The providers registered now.
+    package func providerList() -> [any DeviceProvider] {
+        providers.withLock { $0 }
+    }
+
     /// Removes providers matching `predicate`.
     package func unregister(where predicate: (any DeviceProvider) -> Bool) {
         providers.withLock { $0.removeAll(where: predicate) }
@@ -92,8 +97,46 @@ extension CaptureDevice {
         DeviceRegistry.current.devices().first { $0.uniqueID == uniqueID }
     }
 
+    /// Every device present (AVFoundation's deprecated `devices()`): real cameras first, the
+    /// virtual camera last.
+    public static func devices() -> [CaptureDevice] {
+        DeviceRegistry.current.devices()
+    }
+
+    /// The default device of `deviceType` for `mediaType` at `position` (the counterpart of
+    /// `AVCaptureDevice.default(_:for:position:)`); ``Position/unspecified`` matches every
+    /// position.
+    ///
+    /// Lookup rule (so ported iOS code gets frames on a laptop or a desktop): a camera whose type
+    /// and position match comes first. When none does and the lookup is for
+    /// ``DeviceType/builtInWideAngleCamera`` video (iOS code's "the camera", usually with
+    /// `.back`), the answer is ``default(for:)`` — the first real camera, or the virtual camera on
+    /// a machine without one — whose own ``deviceType`` and ``position`` still say what it is.
+    /// Lookups for other types (``DeviceType/external``, ``DeviceType/builtInDualCamera``, …)
+    /// return only exact matches, `nil` when there are none.
+    public static func `default`(
+        _ deviceType: DeviceType, for mediaType: MediaType?, position: Position
+    ) -> CaptureDevice? {
+        lookup(deviceTypes: [deviceType], mediaType: mediaType, position: position).first
+    }
+
+    /// The devices a lookup finds, by the rule of ``default(_:for:position:)``.
+    static func lookup(deviceTypes: [DeviceType], mediaType: MediaType?, position: Position) -> [CaptureDevice] {
+        let all = DeviceRegistry.current.devices()
+        let exact = all.filter { device in
+            deviceTypes.contains(device.deviceType)
+                && (mediaType.map { device.hasMediaType($0) } ?? true)
+                && (position == .unspecified || device.position == position)
+        }
+        guard exact.isEmpty, deviceTypes.contains(.builtInWideAngleCamera), mediaType == nil || mediaType == .video
+        else { return exact }
+        return all.first { $0.hasMediaType(.video) }.map { [$0] } ?? []
+    }
+
     /// Finds devices by type, media type and position (the counterpart of
-    /// `AVCaptureDevice.DiscoverySession`).
+    /// `AVCaptureDevice.DiscoverySession`), by the lookup rule of ``default(_:for:position:)``:
+    /// a search for ``DeviceType/builtInWideAngleCamera`` that matches nothing exactly finds the
+    /// default camera.
     public final class DiscoverySession: Sendable {
         /// The types searched for.
         public let deviceTypes: [DeviceType]
@@ -111,11 +154,7 @@ extension CaptureDevice {
 
         /// The matching devices present now, real cameras first.
         public var devices: [CaptureDevice] {
-            DeviceRegistry.current.devices().filter { device in
-                deviceTypes.contains(device.deviceType)
-                    && (mediaType.map { device.hasMediaType($0) } ?? true)
-                    && (position == .unspecified || device.position == position)
-            }
+            CaptureDevice.lookup(deviceTypes: deviceTypes, mediaType: mediaType, position: position)
         }
     }
 }

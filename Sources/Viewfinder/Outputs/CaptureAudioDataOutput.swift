@@ -9,7 +9,7 @@ import Synchronization
 /// let output = CaptureAudioDataOutput()
 /// output.audioSettings = try AudioSettings(sampleFormat: .float32, sampleRate: 48_000)  // or AudioSettings(): as captured
 /// output.setSampleBufferDelegate(myDelegate, queue: DispatchQueue(label: "audio"))
-/// try session.addOutput(output)
+/// try session.tryAddOutput(output)
 /// // later: output.connection(with: .audio)?.audioChannels.map(\.averagePowerLevel)
 /// ```
 ///

@@ -10,7 +10,7 @@ import Synchronization
 /// output.videoSettings = try VideoSettings(pixelFormat: .bgra)
 /// output.alwaysDiscardsLateVideoFrames = true
 /// output.setSampleBufferDelegate(myDelegate, queue: DispatchQueue(label: "frames"))
-/// try session.addOutput(output)
+/// session.addOutput(output)
 /// ```
 ///
 /// The delivery contract:
@@ -45,8 +45,17 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 
     struct State {
-        weak var delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?
+        var delegate = DelegateReference(nil)
         var settings = Settings()
+    }
+
+    /// Holds the delegate weakly. The delegate protocol is not `Sendable` (as AVFoundation's
+    /// is not), so the reference crosses threads in this box.
+    // unchecked: the reference is set once in init; the delegate it holds is only called on the
+    // delegate queue given with it (setSampleBufferDelegate's contract), never concurrently.
+    final class DelegateReference: @unchecked Sendable {
+        weak var value: (any CaptureVideoDataOutputSampleBufferDelegate)?
+        init(_ value: (any CaptureVideoDataOutputSampleBufferDelegate)?) { self.value = value }
     }
     let state = Mutex(State())
     /// Serialises changes of settings and processors with each other (each one renegotiates
@@ -105,13 +114,14 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     ) {
         let callbackQueue =
             delegate == nil ? nil : queue ?? DispatchQueue(label: "viewfinder.video-data-output.callbacks")
-        state.withLock { $0.delegate = delegate }
+        let reference = DelegateReference(delegate)
+        state.withLock { $0.delegate = reference }
         engine.setCallbackQueue(callbackQueue)
     }
 
     /// The delegate, if one is set and still alive.
     public var sampleBufferDelegate: (any CaptureVideoDataOutputSampleBufferDelegate)? {
-        state.withLock { $0.delegate }
+        state.withLock { $0.delegate }.value
     }
 
     /// The queue the delegate is called on.
@@ -155,7 +165,19 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     }
 
     /// The shortest time between delivered frames; `.invalid` (the default) for no limit.
-    public var minFrameDuration: MediaTime { engine.minFrameDuration }
+    /// Setting it behaves as ``setMinFrameDuration(_:)``; an error (a non-positive duration, a
+    /// rate a running session cannot get) keeps the old value and is posted as
+    /// ``CaptureSession/runtimeErrorNotification``, as ``videoSettings``' setter does.
+    public var minFrameDuration: MediaTime {
+        get { engine.minFrameDuration }
+        set {
+            do throws(CaptureError) {
+                try setMinFrameDuration(newValue)
+            } catch {
+                session?.postRuntimeError(error)
+            }
+        }
+    }
 
     /// Sets ``minFrameDuration``: delivered frames will be at least `duration` apart in
     /// presentation time, less an allowance for timestamp jitter of 1/32 of `duration` (at most

@@ -6,7 +6,12 @@
 /// presentation order. Return quickly: while you work, newer frames wait or are dropped as late.
 /// Holding on to sample buffers holds pool memory; past the pool's size frames drop with
 /// ``DroppedFrameReason/outOfBuffers``.
-public protocol CaptureVideoDataOutputSampleBufferDelegate: AnyObject, Sendable {
+///
+/// Not `Sendable`, like AVFoundation's: a delegate class with mutable state is accepted in
+/// Swift 6 mode. That is sound under the output's contract: it calls the delegate only on the
+/// queue you passed, one call at a time, so the delegate's state is confined to that queue (touch
+/// it elsewhere only through that queue, as with AVFoundation).
+public protocol CaptureVideoDataOutputSampleBufferDelegate: AnyObject {
     /// A frame was captured and processed.
     func captureOutput(
         _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)

@@ -15,6 +15,7 @@ public final class CaptureConnection: Sendable {
         var active = false
         var rotationAngle: Double = 0
         var mirrored = false
+        var preferredStabilization = CaptureVideoStabilizationMode.off
     }
     private let state = Mutex(State())
     /// The level meter behind ``audioChannels`` (audio connections only).
@@ -43,8 +44,90 @@ public final class CaptureConnection: Sendable {
 
     /// The clockwise rotation applied to frames, in degrees: 0 (the default), 90, 180 or 270.
     /// Rotation runs first in the output's processor chain, so processors see frames as the
-    /// delegate does; a quarter turn swaps the delivered width and height.
-    public var videoRotationAngle: Double { state.withLock { $0.rotationAngle } }
+    /// delegate does; a quarter turn swaps the delivered width and height. Setting an angle
+    /// ``isVideoRotationAngleSupported(_:)`` refuses traps, as AVFoundation raises; other
+    /// failures are posted as ``CaptureSession/runtimeErrorNotification``;
+    /// ``setVideoRotationAngle(_:)`` throws instead.
+    public var videoRotationAngle: Double {
+        get { state.withLock { $0.rotationAngle } }
+        set {
+            precondition(
+                isVideoRotationAngleSupported(newValue),
+                "a connection rotates by 0, 90, 180 or 270 degrees, not \(newValue): check isVideoRotationAngleSupported(_:) first"
+            )
+            do throws(CaptureError) {
+                try setVideoRotationAngle(newValue)
+            } catch {
+                output?.session?.postRuntimeError(error)
+            }
+        }
+    }
+
+    /// Whether ``videoOrientation`` can be set: always true (it maps to ``videoRotationAngle``).
+    public var isVideoOrientationSupported: Bool { true }
+
+    /// The orientation of delivered frames (the counterpart of `AVCaptureVideoOrientation`),
+    /// mapped to ``videoRotationAngle`` as iOS maps it for its landscape sensor:
+    /// ``VideoOrientation/landscapeRight`` is the camera's own orientation (0°),
+    /// ``VideoOrientation/portrait`` a quarter turn clockwise (90°, frames come out tall),
+    /// ``VideoOrientation/landscapeLeft`` 180° and ``VideoOrientation/portraitUpsideDown`` 270°.
+    /// Setting it sets the angle (same rules).
+    public var videoOrientation: VideoOrientation {
+        get { VideoOrientation(rotationAngle: videoRotationAngle) }
+        set { videoRotationAngle = newValue.rotationAngle }
+    }
+
+    /// How frames are turned (the counterpart of `AVCaptureVideoOrientation`; raw values match).
+    public enum VideoOrientation: Int, Sendable, Hashable, CaseIterable {
+        /// Upright for a device held tall: the frame turned 90° clockwise.
+        case portrait = 1
+        /// Upside down for a device held tall: 270°.
+        case portraitUpsideDown = 2
+        /// The sensor's own orientation (home button on the right): 0°.
+        case landscapeRight = 3
+        /// Turned half round: 180°.
+        case landscapeLeft = 4
+
+        /// The clockwise rotation, in degrees, this orientation applies.
+        public var rotationAngle: Double {
+            switch self {
+            case .landscapeRight: return 0
+            case .portrait: return 90
+            case .landscapeLeft: return 180
+            case .portraitUpsideDown: return 270
+            }
+        }
+
+        /// The orientation of a rotation `angle` (0, 90, 180 or 270; others round to the nearest).
+        public init(rotationAngle angle: Double) {
+            switch (Int((angle / 90).rounded()) % 4 + 4) % 4 {
+            case 1: self = .portrait
+            case 2: self = .landscapeLeft
+            case 3: self = .portraitUpsideDown
+            default: self = .landscapeRight
+            }
+        }
+    }
+
+    /// Whether the connection can stabilize video: `false` (Linux cameras do not).
+    public var isVideoStabilizationSupported: Bool { false }
+
+    /// The stabilization asked for; kept, but ``activeVideoStabilizationMode`` stays
+    /// ``CaptureVideoStabilizationMode/off``.
+    public var preferredVideoStabilizationMode: CaptureVideoStabilizationMode {
+        get { state.withLock { $0.preferredStabilization } }
+        set { state.withLock { $0.preferredStabilization = newValue } }
+    }
+
+    /// The stabilization in effect: always ``CaptureVideoStabilizationMode/off``.
+    public var activeVideoStabilizationMode: CaptureVideoStabilizationMode { .off }
+
+    /// Whether mirroring follows the camera's position automatically: `false` here (mirror
+    /// with ``isVideoMirrored``); setting it is accepted and changes nothing.
+    public var automaticallyAdjustsVideoMirroring: Bool {
+        get { false }
+        set {}
+    }
 
     /// Whether `angle` is a rotation the connection can apply: 0, 90, 180 or 270 degrees.
     public func isVideoRotationAngleSupported(_ angle: Double) -> Bool { [0, 90, 180, 270].contains(angle) }

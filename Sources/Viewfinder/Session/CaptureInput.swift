@@ -43,7 +43,7 @@ public class CaptureInput: @unchecked Sendable {  // unchecked: `ports` is set o
 /// ```swift
 /// guard let camera = CaptureDevice.default(for: .video) else { return }
 /// let input = try CaptureDeviceInput(device: camera)
-/// if session.canAddInput(input) { try session.addInput(input) }
+/// if session.canAddInput(input) { try session.tryAddInput(input) }
 /// ```
 public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {  // unchecked: immutable.
     /// The device frames come from.

@@ -18,6 +18,16 @@ extension CaptureSession {
         public static let hd1280x720 = Preset(rawValue: "hd1280x720")
         /// Exactly 1920x1080.
         public static let hd1920x1080 = Preset(rawValue: "hd1920x1080")
+        /// The largest size, for stills (the same choice as ``high`` here).
+        public static let photo = Preset(rawValue: "photo")
+        /// Exactly 352x288.
+        public static let cif352x288 = Preset(rawValue: "cif352x288")
+        /// Exactly 960x540.
+        public static let iFrame960x540 = Preset(rawValue: "iFrame960x540")
+        /// Exactly 1280x720.
+        public static let iFrame1280x720 = Preset(rawValue: "iFrame1280x720")
+        /// Exactly 3840x2160.
+        public static let hd4K3840x2160 = Preset(rawValue: "hd4K3840x2160")
         /// Keep the device's ``CaptureDevice/activeFormat`` as set under its configuration lock.
         public static let inputPriority = Preset(rawValue: "inputPriority")
 
@@ -35,7 +45,11 @@ extension CaptureSession {
             case .vga640x480: size = .init(width: 640, height: 480)
             case .hd1280x720: size = .init(width: 1280, height: 720)
             case .hd1920x1080: size = .init(width: 1920, height: 1080)
-            case .high: size = pool.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
+            case .cif352x288: size = .init(width: 352, height: 288)
+            case .iFrame960x540: size = .init(width: 960, height: 540)
+            case .iFrame1280x720: size = .init(width: 1280, height: 720)
+            case .hd4K3840x2160: size = .init(width: 3840, height: 2160)
+            case .high, .photo: size = pool.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
             case .low: size = raw.min { $0.dimensions.area < $1.dimensions.area }?.dimensions
             case .medium:
                 size =

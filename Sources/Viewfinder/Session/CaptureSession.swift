@@ -10,10 +10,10 @@ import Synchronization
 /// session.beginConfiguration()
 /// session.sessionPreset = .hd1280x720
 /// let input = try CaptureDeviceInput(device: CaptureDevice.default(for: .video)!)
-/// if session.canAddInput(input) { try session.addInput(input) }
+/// if session.canAddInput(input) { session.addInput(input) }
 /// let output = CaptureVideoDataOutput()
 /// output.setSampleBufferDelegate(delegate, queue: DispatchQueue(label: "frames"))
-/// if session.canAddOutput(output) { try session.addOutput(output) }
+/// if session.canAddOutput(output) { session.addOutput(output) }
 /// session.commitConfiguration()
 /// session.startRunning()   // blocks until frames flow; errors are posted, not thrown
 /// ```
@@ -148,9 +148,21 @@ public final class CaptureSession: @unchecked Sendable {
         return nil
     }
 
-    /// Adds `input` and connects each of its ports to the outputs that take its media. Throws
-    /// ``CaptureError/Code/cannotAddInput`` when ``canAddInput(_:)`` is false.
-    public func addInput(_ input: CaptureInput) throws(CaptureError) {
+    /// Adds `input` and connects each of its ports to the outputs that take its media, as
+    /// AVFoundation's plain call does: when ``canAddInput(_:)`` is false it traps with the reason
+    /// (AVFoundation raises). ``tryAddInput(_:)`` throws instead.
+    public func addInput(_ input: CaptureInput) {
+        do throws(CaptureError) {
+            try tryAddInput(input)
+        } catch {
+            preconditionFailure(
+                "addInput(_:): \(error.message) (check canAddInput(_:) first, or call tryAddInput(_:), which throws)")
+        }
+    }
+
+    /// Adds `input` like ``addInput(_:)``, throwing ``CaptureError/Code/cannotAddInput`` when
+    /// ``canAddInput(_:)`` is false.
+    public func tryAddInput(_ input: CaptureInput) throws(CaptureError) {
         try mutateChecked { (graph) throws(CaptureError) in
             if let refusal = Self.inputRefusal(input, in: graph.inputs) { throw refusal }
             graph.inputs.append(input)
@@ -180,9 +192,22 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// Adds `output` and connects it to the first input port of each media type it takes (an
-    /// output whose media no input produces yet is connected when such an input is added).
-    /// Throws ``CaptureError/Code/cannotAddOutput`` when ``canAddOutput(_:)`` is false.
-    public func addOutput(_ output: CaptureOutput) throws(CaptureError) {
+    /// output whose media no input produces yet is connected when such an input is added), as
+    /// AVFoundation's plain call does: when ``canAddOutput(_:)`` is false it traps with the reason
+    /// (AVFoundation raises). ``tryAddOutput(_:)`` throws instead.
+    public func addOutput(_ output: CaptureOutput) {
+        do throws(CaptureError) {
+            try tryAddOutput(output)
+        } catch {
+            preconditionFailure(
+                "addOutput(_:): \(error.message) (check canAddOutput(_:) first, or call tryAddOutput(_:), which throws)"
+            )
+        }
+    }
+
+    /// Adds `output` like ``addOutput(_:)``, throwing ``CaptureError/Code/cannotAddOutput`` when
+    /// ``canAddOutput(_:)`` is false.
+    public func tryAddOutput(_ output: CaptureOutput) throws(CaptureError) {
         try mutateChecked { (graph) throws(CaptureError) in
             if graph.outputs.contains(where: { $0 === output }) {
                 throw CaptureError(.cannotAddOutput, "this output is already in the session: add each output once")
@@ -425,8 +450,9 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// Negotiates for the outputs on `connections`, builds their contexts, and starts the device.
+    /// `preempting`: take the device from another session that streams it (interrupting that one).
     private func startStream(
-        device: CaptureDevice, connections: [CaptureConnection], preset: Preset
+        device: CaptureDevice, connections: [CaptureConnection], preset: Preset, preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
         let outputs = DeviceStream.outputs(of: connections)
         let requests = outputs.map { $0.makeRequest() }
@@ -438,15 +464,24 @@ public final class CaptureSession: @unchecked Sendable {
                     format: choice.format, frameDuration: choice.frameDuration, request: request))
         }
         return try startStream(
-            device: device, connections: connections, choice: choice, outputs: outputs, contexts: contexts)
+            device: device, connections: connections, choice: choice, outputs: outputs, contexts: contexts,
+            preempting: preempting)
     }
 
-    /// Claims the device, installs the outputs' contexts and starts the device's stream.
+    /// Claims the device, installs the outputs' contexts and starts the device's stream. A device
+    /// another session of this process streams is taken from it when `preempting` (iOS's rule:
+    /// the session that starts last gets the camera; the other is interrupted with
+    /// ``InterruptionReason/videoDeviceInUseByAnotherClient`` and resumes when it is free).
     private func startStream(
         device: CaptureDevice, connections: [CaptureConnection], choice: FormatNegotiator.Choice,
-        outputs: [CaptureOutput], contexts: [any Sendable]
+        outputs: [CaptureOutput], contexts: [any Sendable], preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
-        guard device.claim(for: self) else {
+        var holder = device.claim(for: self)
+        if preempting, case .some(let owner?) = holder {
+            owner.yieldDevice(device)
+            holder = device.claim(for: self)
+        }
+        guard holder == nil else {
             throw CaptureError(
                 .deviceBusy, "'\(device.localizedName)' is in use by another running session: stop that session first")
         }
@@ -460,7 +495,7 @@ public final class CaptureSession: @unchecked Sendable {
             return stream
         } catch {
             for output in outputs { output.streamDidStop() }
-            device.release(from: ObjectIdentifier(self))
+            DeviceStream.release(device, from: ObjectIdentifier(self))
             throw error
         }
     }
@@ -522,7 +557,9 @@ public final class CaptureSession: @unchecked Sendable {
                 resumed.append(
                     try startStream(
                         device: input.device, connections: Self.connections(of: input, in: graph),
-                        preset: graph.preset))
+                        preset: graph.preset, preempting: false))
+            } catch  where error.code == .deviceBusy {
+                input.device.addWaiter(self)  // another session still has it: wait for it again
             } catch {
                 post(Self.runtimeErrorNotification, error: error)
             }
@@ -537,6 +574,37 @@ public final class CaptureSession: @unchecked Sendable {
         }
         reconnection.withLock { $0 = nil }
         post(Self.interruptionEndedNotification)
+    }
+
+    /// Another session of this process takes `device` (it started last): this session's stream
+    /// on it stops at once and the session is interrupted with
+    /// ``InterruptionReason/videoDeviceInUseByAnotherClient``; it resumes, posting
+    /// ``interruptionEndedNotification``, when the other session lets the device go. Runs on
+    /// the other session's thread without this session's transition lock (taking it could
+    /// deadlock two sessions starting at once); the notification is posted from this session's
+    /// queue.
+    fileprivate func yieldDevice(_ device: CaptureDevice) {
+        let stream = state.withLock { state -> DeviceStream? in
+            guard state.running, let index = state.streams.firstIndex(where: { $0.device === device }) else {
+                return nil
+            }
+            state.interrupted = true
+            return state.streams.remove(at: index)
+        }
+        guard let stream else { return }
+        stream.stop()
+        device.addWaiter(self)
+        let error = CaptureError(
+            .sessionWasInterrupted,
+            "'\(device.localizedName)' was taken by another capture session of this process: frames resume when that session stops"
+        )
+        // As on iOS, an interruption is not a runtime error: only wasInterrupted is posted.
+        schedule { [self] in post(Self.wasInterruptedNotification, error: error) }
+    }
+
+    /// The device this session waited for is free again (called on the notification queue).
+    fileprivate func deviceBecameAvailable() {
+        resumeInterruptedStreams(reconnected: nil)
     }
 
     private func fail(_ error: CaptureError) {
@@ -578,7 +646,10 @@ public final class CaptureSession: @unchecked Sendable {
             while true {
                 let next = pendingNotifications.withLock { $0.isEmpty ? nil : $0.removeFirst() }
                 guard let next else { return }
-                let userInfo: [AnyHashable: Any]? = next.error.map { [CaptureSessionErrorKey: $0] }
+                var userInfo: [AnyHashable: Any]? = next.error.map { [CaptureSessionErrorKey: $0] }
+                if next.name == Self.wasInterruptedNotification, let reason = next.error.map(InterruptionReason.init) {
+                    userInfo?[CaptureSessionInterruptionReasonKey] = reason
+                }
                 notificationCenter.post(name: next.name, object: self, userInfo: userInfo)
             }
         }
@@ -673,6 +744,14 @@ final class DeviceStream: DeviceStreamSink {
         device.backend.stopStreaming()
         for connection in connections { connection.setActive(false) }
         for output in outputs { output.streamDidStop() }
-        device.release(from: sessionID)
+        Self.release(device, from: sessionID)
+    }
+
+    /// Releases `device` from the session with identity `sessionID` and lets the sessions that
+    /// were waiting for it resume, each on its own notification queue.
+    static func release(_ device: CaptureDevice, from sessionID: ObjectIdentifier) {
+        for waiter in device.release(from: sessionID) where ObjectIdentifier(waiter) != sessionID {
+            waiter.schedule { waiter.deviceBecameAvailable() }
+        }
     }
 }

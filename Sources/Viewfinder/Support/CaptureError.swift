@@ -58,6 +58,41 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         /// Another system call failed; see ``CaptureError/errno``.
         public static let systemError = Code(rawValue: "systemError")
 
+        /// The session was interrupted (another session took its camera, or the camera went).
+        public static let sessionWasInterrupted = Code(rawValue: "sessionWasInterrupted")
+        /// The operation needs a running session.
+        public static let sessionNotRunning = Code(rawValue: "sessionNotRunning")
+        /// A failure with no better code.
+        public static let unknown = Code(rawValue: "unknown")
+
+        // AVFoundation's `AVError.Code` names, so `(error as? CaptureError)?.code == .deviceWasDisconnected`
+        // ports unchanged. Each is another name for the code it stands for.
+
+        /// `AVError.Code.deviceWasDisconnected`: ``deviceDisconnected``.
+        public static let deviceWasDisconnected = deviceDisconnected
+        /// `AVError.Code.deviceNotConnected`: ``deviceNotFound``.
+        public static let deviceNotConnected = deviceNotFound
+        /// `AVError.Code.deviceInUseByAnotherApplication`: ``deviceBusy``.
+        public static let deviceInUseByAnotherApplication = deviceBusy
+        /// `AVError.Code.deviceAlreadyUsedByAnotherSession`: ``deviceBusy``.
+        public static let deviceAlreadyUsedByAnotherSession = deviceBusy
+        /// `AVError.Code.applicationIsNotAuthorizedToUseDevice`: ``permissionDenied``.
+        public static let applicationIsNotAuthorizedToUseDevice = permissionDenied
+        /// `AVError.Code.deviceLockedForConfigurationByAnotherProcess`: ``configurationNotLocked``.
+        public static let deviceLockedForConfigurationByAnotherProcess = configurationNotLocked
+        /// `AVError.Code.mediaServicesWereReset`: ``ioError`` (the device stopped responding).
+        public static let mediaServicesWereReset = ioError
+        /// `AVError.Code.deviceIsNotAvailableInBackground`: never reported (no background state on Linux).
+        public static let deviceIsNotAvailableInBackground = Code(rawValue: "deviceIsNotAvailableInBackground")
+        /// `AVError.Code.deviceNotAvailableInBackground`: never reported.
+        public static let deviceNotAvailableInBackground = deviceIsNotAvailableInBackground
+        /// `AVError.Code.outOfMemory`: ``outOfBuffers``.
+        public static let outOfMemory = outOfBuffers
+        /// `AVError.Code.unsupportedDeviceActiveFormat`: ``unsupportedFormat``.
+        public static let unsupportedDeviceActiveFormat = unsupportedFormat
+        /// `AVError.Code.invalidSourceMedia`-style bad input: ``invalidArgument``.
+        public static let invalidSourceMedia = invalidArgument
+
         /// Every code this version of Viewfinder defines (others may come later).
         public static let knownCodes: [Code] = [
             .invalidArgument,
@@ -78,6 +113,10 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
             .conversionFailed,
             .outOfBuffers,
             .systemError,
+            .sessionWasInterrupted,
+            .sessionNotRunning,
+            .unknown,
+            .deviceIsNotAvailableInBackground,
         ]
     }
 

@@ -35,6 +35,7 @@ final class V4L2CameraBackend: DeviceBackend {
     let modelID: String
     var manufacturer: String { "" }
     let deviceType: CaptureDevice.DeviceType
+    let position: CaptureDevice.Position
     let formats: [CaptureDevice.Format]
     /// Buffers requested from the driver per stream.
     let bufferCount: Int
@@ -51,12 +52,15 @@ final class V4L2CameraBackend: DeviceBackend {
     private let corruptFrames = Atomic<Int>(0)
     private let lastRing = Mutex<V4L2BufferRing?>(nil)
 
-    init(info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4) {
+    init(
+        info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
+        portKind: V4L2PortKind = .unknown
+    ) {
         self.interface = interface
         self.uniqueID = uniqueID
         self.localizedName = info.card.isEmpty ? info.path : info.card
         self.modelID = info.driver
-        self.deviceType = info.busInfo.hasPrefix("usb-") ? .external : .builtInWideAngleCamera
+        (self.deviceType, self.position) = portKind.classify(busInfo: info.busInfo)
         self.formats = info.formats
         self.bufferCount = max(2, bufferCount)
         self.node = Mutex(info.path)

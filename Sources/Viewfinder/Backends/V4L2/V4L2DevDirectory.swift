@@ -19,8 +19,16 @@ final class V4L2DevDirectory: V4L2DeviceDirectory {
     private let source = Mutex<SourceBox?>(nil)
     private let queue = DispatchQueue(label: "viewfinder.v4l2.hotplug")
 
-    init(path: String = "/dev") {
+    /// Where facts about the nodes' hardware are read (built-in or removable port).
+    let sysfs: V4L2Sysfs
+
+    init(path: String = "/dev", sysfs: V4L2Sysfs = V4L2Sysfs()) {
         self.path = path
+        self.sysfs = sysfs
+    }
+
+    func portKind(ofNode node: String) -> V4L2PortKind {
+        sysfs.portKind(ofNode: node)
     }
 
     deinit {

@@ -9,6 +9,13 @@ package protocol V4L2DeviceDirectory: Sendable {
     /// have appeared, disappeared or changed permissions. Returns `false` when the directory
     /// cannot be watched; the provider then rescans on every query instead.
     func watch(_ onChange: @escaping @Sendable () -> Void) -> Bool
+    /// The kind of port the camera at `node` is on (from sysfs for real nodes).
+    func portKind(ofNode node: String) -> V4L2PortKind
+}
+
+extension V4L2DeviceDirectory {
+    /// Unknown: directories without sysfs behind them cannot tell.
+    package func portKind(ofNode node: String) -> V4L2PortKind { .unknown }
 }
 
 extension V4L2DeviceDirectory {

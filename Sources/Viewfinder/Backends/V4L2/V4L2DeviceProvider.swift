@@ -103,7 +103,8 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
                     backend = existing
                 } else {
                     backend = V4L2CameraBackend(
-                        info: info, uniqueID: id, interface: interface, bufferCount: bufferCount)
+                        info: info, uniqueID: id, interface: interface, bufferCount: bufferCount,
+                        portKind: directory.portKind(ofNode: info.path))
                     state.known[id] = backend
                 }
                 present.append(backend)
@@ -131,5 +132,30 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
 
     static func uniqueID(for info: V4L2DeviceInfo) -> String {
         info.busInfo.isEmpty ? "v4l2:\(info.card):\(info.path)" : "v4l2:\(info.busInfo)"
+    }
+}
+
+extension V4L2DeviceProvider: AuthorizingDeviceProvider {
+    /// Cameras: authorized when a `videoN` node opens; denied when opening fails with `EACCES`
+    /// (with the `video` group hint), restricted with `EPERM`; `nil` without nodes or for other media.
+    package func authorization(for mediaType: MediaType) -> DeviceAuthorization? {
+        guard mediaType == .video else { return nil }
+        let nodes = directory.videoNodes()
+        guard !nodes.isEmpty else { return nil }
+        var refusals: [(V4L2Errno, String)] = []
+        for node in nodes {
+            do {
+                let fd = try interface.open(node, flags: O_RDWR | O_NONBLOCK)
+                interface.close(fd)
+                return DeviceAuthorization(status: .authorized)
+            } catch {
+                if error.code == EACCES || error.code == EPERM { refusals.append((error, node)) }
+            }
+        }
+        // Nodes that failed for other reasons (busy, gone) do not refuse permission.
+        guard refusals.count == nodes.count else { return DeviceAuthorization(status: .authorized) }
+        let (failure, node) = refusals.first { $0.0.code == EACCES } ?? refusals[0]
+        let error = CaptureError.v4l2(failure, "opening", name: node, path: node)
+        return DeviceAuthorization(status: failure.code == EACCES ? .denied : .restricted, error: error)
     }
 }

@@ -1,0 +1,74 @@
+// swift-format-ignore-file: AlwaysUseLowerCamelCase
+// Small forms ported code uses that have no other home: format descriptions of device formats,
+// Core Video pixel format types in format lists, and the AVFoundation classes Linux has no
+// counterpart for, which the compiler names the replacement of.
+
+/// `CMVideoDimensions`: a video size (Viewfinder's ``CaptureDevice/Dimensions``; `Int` fields
+/// where Core Media's are `Int32`).
+public typealias VideoDimensions = CaptureDevice.Dimensions
+
+/// `CMVideoFormatDescriptionGetDimensions(_:)`: the size a video format description describes
+/// (zero for non-video descriptions).
+public func VideoFormatDescriptionGetDimensions(_ description: FormatDescription) -> VideoDimensions {
+    if case .video(_, let dimensions) = description { return dimensions }
+    return VideoDimensions(width: 0, height: 0)
+}
+
+/// `CMFormatDescriptionGetMediaSubType(_:)`: the pixel format as an `OSType` (0 when none).
+public func FormatDescriptionGetMediaSubType(_ description: FormatDescription) -> OSType {
+    description.pixelFormat?.osType ?? 0
+}
+
+extension CaptureDevice.Format {
+    /// `AVCaptureDevice.Format.formatDescription`: the format as a ``FormatDescription``.
+    public var formatDescription: FormatDescription {
+        .video(pixelFormat: pixelFormat, dimensions: dimensions)
+    }
+}
+
+extension Array where Element == PixelFormat {
+    /// Whether the list holds the format with Core Video type `osType`, so
+    /// `output.availableVideoPixelFormatTypes.contains(kCVPixelFormatType_32BGRA)` ports unchanged.
+    public func contains(_ osType: OSType) -> Bool {
+        contains { $0.osType == osType }
+    }
+}
+
+/// `AVCaptureVideoPreviewLayer` has no Linux counterpart (there is no Core Animation).
+@available(
+    *, unavailable,
+    message: "Linux has no preview layer: add a CaptureVideoDataOutput and draw its BGRA frames in your UI toolkit"
+)
+public final class CaptureVideoPreviewLayer {}
+
+/// `AVCaptureStillImageOutput` (deprecated by Apple since iOS 10) is not offered.
+@available(
+    *, unavailable,
+    message: "use a CaptureVideoDataOutput and keep the frame you want (or the photo output where available)"
+)
+public final class CaptureStillImageOutput {}
+
+extension CaptureConnection {
+    /// `AVCaptureConnection.videoMinFrameDuration` (deprecated by Apple) is not offered.
+    @available(
+        *, unavailable,
+        message: "set the output's minFrameDuration, or the device's activeVideoMinFrameDuration under its lock"
+    )
+    public var videoMinFrameDuration: MediaTime { .invalid }
+}
+
+extension CaptureSession {
+    /// `AVCaptureSession.canAddConnection(_:)`: connections are made by the session.
+    @available(*, unavailable, message: "addInput(_:) and addOutput(_:) connect inputs and outputs by media type")
+    public func canAddConnection(_ connection: CaptureConnection) -> Bool { false }
+
+    /// `AVCaptureSession.addConnection(_:)`: connections are made by the session.
+    @available(*, unavailable, message: "addInput(_:) and addOutput(_:) connect inputs and outputs by media type")
+    public func addConnection(_ connection: CaptureConnection) {}
+}
+
+extension CaptureDevice.Format {
+    /// `AVCaptureDevice.Format.videoMaxZoomFactor`: zoom belongs to the device here.
+    @available(*, unavailable, message: "use the device's maxAvailableVideoZoomFactor")
+    public var videoMaxZoomFactor: Double { 1 }
+}

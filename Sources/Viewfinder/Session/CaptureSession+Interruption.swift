@@ -1,0 +1,34 @@
+extension CaptureSession {
+    /// Why a session was interrupted (the counterpart of `AVCaptureSession.InterruptionReason`),
+    /// under ``CaptureSessionInterruptionReasonKey`` in ``wasInterruptedNotification``'s
+    /// `userInfo`.
+    ///
+    /// Two sessions of one process on one camera follow iOS: the session that starts (or
+    /// commits) last gets the camera, the other is interrupted with
+    /// ``videoDeviceInUseByAnotherClient`` and resumes by itself — posting
+    /// ``interruptionEndedNotification`` — once the camera is free again.
+    public enum InterruptionReason: Int, Sendable, Hashable {
+        /// Never reported on Linux (no background state).
+        case videoDeviceNotAvailableInBackground = 1
+        /// Another client (a microphone in use elsewhere).
+        case audioDeviceInUseByAnotherClient = 2
+        /// Another capture session of this process took the camera.
+        case videoDeviceInUseByAnotherClient = 3
+        /// Never reported on Linux.
+        case videoDeviceNotAvailableWithMultipleForegroundApps = 4
+        /// Never reported on Linux.
+        case videoDeviceNotAvailableDueToSystemPressure = 5
+        /// Viewfinder's addition: the camera was unplugged; the session resumes when it returns.
+        case videoDeviceWasDisconnected = 100
+
+        /// The reason an interruption with `error` has.
+        init(_ error: CaptureError) {
+            self = error.code == .deviceDisconnected ? .videoDeviceWasDisconnected : .videoDeviceInUseByAnotherClient
+        }
+    }
+}
+
+/// The `userInfo` key of ``CaptureSession/wasInterruptedNotification`` whose value is the
+/// ``CaptureSession/InterruptionReason`` (`AVCaptureSessionInterruptionReasonKey` without "AV").
+// swift-format-ignore: AlwaysUseLowerCamelCase
+public let CaptureSessionInterruptionReasonKey = "ViewfinderCaptureSessionInterruptionReasonKey"

@@ -1,0 +1,78 @@
+// What the snippets run against: a registry with only virtual cameras (or a simulated USB
+// webcam), bound for the test's task. The only file here that reaches past the public API.
+import Foundation
+import Testing
+
+@testable import Viewfinder
+@testable import ViewfinderSimulator
+
+/// Lists fixed backends.
+private struct FixedProvider: DeviceProvider {
+    let backends: [any DeviceBackend]
+    var sortOrder: Int { 0 }
+    func discoverBackends() -> [any DeviceBackend] { backends }
+}
+
+/// Runs `body` on a machine whose only cameras are fresh virtual ones (one per entry of
+/// `formats`, each offering those formats).
+func withOnlyVirtualCameras<T>(
+    _ formats: [[CaptureDevice.Format]], _ body: () throws -> T
+) rethrows -> T {
+    let cameras = formats.enumerated().map { index, formats in
+        VirtualCamera(configuration: .init(name: "Virtual Camera \(index)", formats: formats))
+    }
+    let registry = DeviceRegistry(providers: [FixedProvider(backends: cameras.map { $0.device.backend })])
+    return try DeviceRegistry.$current.withValue(registry) { try body() }
+}
+
+/// Runs `body` on a machine whose only camera is one fresh virtual camera.
+func withOnlyVirtualCameras<T>(_ body: () throws -> T) rethrows -> T {
+    try withOnlyVirtualCameras([VirtualCamera.standardFormats], body)
+}
+
+/// Holds a value a callback sets (callbacks here are `@Sendable`, as AVFoundation's are).
+final class Box<Value>: @unchecked Sendable {  // unchecked: tests read it after waiting for the writer.
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+/// Runs `body` on a machine whose only camera is a simulated Logitech C920 (through the real
+/// V4L2 backend), plus the virtual camera.
+func withSimulatedWebcam<T>(_ body: () throws -> T) throws -> T {
+    let bus = SimulatedV4L2Bus()
+    bus.plug(try SimulatedUVCCamera(configuration: .init(listing: SimulatedUVCCamera.c920Listing)))
+    return try bus.withDiscovery { try body() }
+}
+
+/// The virtual camera's formats of one size.
+func virtualFormats(width: Int) -> [CaptureDevice.Format] {
+    VirtualCamera.standardFormats.filter { $0.dimensions.width == width }
+}
+
+/// Counts notifications named `name` from `object`.
+final class NotificationCounter {
+    private let lock = NSCondition()
+    private var received: [Notification] = []
+    private var token: NSObjectProtocol?
+
+    init(_ name: Notification.Name, object: AnyObject? = nil) {
+        token = NotificationCenter.default.addObserver(forName: name, object: object, queue: nil) { [weak self] note in
+            guard let self else { return }
+            self.lock.lock()
+            self.received.append(note)
+            self.lock.broadcast()
+            self.lock.unlock()
+        }
+    }
+
+    deinit { if let token { NotificationCenter.default.removeObserver(token) } }
+
+    /// Waits until `count` notifications came; returns them.
+    func wait(for count: Int = 1, timeout: TimeInterval = 10) -> [Notification] {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        lock.lock()
+        defer { lock.unlock() }
+        while received.count < count, lock.wait(until: deadline) {}
+        return received
+    }
+}
