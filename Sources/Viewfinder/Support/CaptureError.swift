@@ -57,6 +57,22 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let outOfBuffers = Code(rawValue: "outOfBuffers")
         /// Another system call failed; see ``CaptureError/errno``.
         public static let systemError = Code(rawValue: "systemError")
+        /// A recording's destination already exists: recorders never overwrite.
+        public static let fileAlreadyExists = Code(rawValue: "fileAlreadyExists")
+        /// A recording ended before any sample was written (the file is removed).
+        public static let noDataCaptured = Code(rawValue: "noDataCaptured")
+        /// A recording reached its `maxRecordedDuration` and stopped.
+        public static let maximumDurationReached = Code(rawValue: "maximumDurationReached")
+        /// A recording reached its `maxRecordedFileSize` and stopped.
+        public static let maximumFileSizeReached = Code(rawValue: "maximumFileSizeReached")
+        /// The disk filled up, or its free space fell below `minFreeDiskSpaceLimit`.
+        public static let diskFull = Code(rawValue: "diskFull")
+        /// The device a recording came from was unplugged.
+        public static let deviceWasDisconnected = Code(rawValue: "deviceWasDisconnected")
+        /// The session was interrupted (another of its devices was lost) or stopped after a failure.
+        public static let sessionWasInterrupted = Code(rawValue: "sessionWasInterrupted")
+        /// Encoding or muxing a recording failed.
+        public static let encodingFailed = Code(rawValue: "encodingFailed")
 
         /// Every code this version of Viewfinder defines (others may come later).
         public static let knownCodes: [Code] = [
@@ -78,6 +94,14 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
             .conversionFailed,
             .outOfBuffers,
             .systemError,
+            .fileAlreadyExists,
+            .noDataCaptured,
+            .maximumDurationReached,
+            .maximumFileSizeReached,
+            .diskFull,
+            .deviceWasDisconnected,
+            .sessionWasInterrupted,
+            .encodingFailed,
         ]
     }
 
@@ -87,12 +111,17 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// The `errno` of the system call that failed, if any.
     public var errno: Int32?
+    /// For errors that end a recording (``CaptureFileOutputRecordingDelegate``): whether the file
+    /// was finished and is playable despite the error (AVFoundation's
+    /// `AVErrorRecordingSuccessfullyFinishedKey`). `nil` for every other error.
+    public var recordingSuccessfullyFinished: Bool?
 
     /// An error of `code` with a message that says what failed and what to do.
-    public init(_ code: Code, _ message: String, errno: Int32? = nil) {
+    public init(_ code: Code, _ message: String, errno: Int32? = nil, recordingSuccessfullyFinished: Bool? = nil) {
         self.code = code
         self.message = message
         self.errno = errno
+        self.recordingSuccessfullyFinished = recordingSuccessfullyFinished
     }
 
     public var description: String {
