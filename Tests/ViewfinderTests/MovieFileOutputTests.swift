@@ -126,7 +126,7 @@ struct MovieFileOutputTests {
         defer { scratch.remove() }
         let url = scratch.url("limited.mp4")
         let rig = try MovieRig(quality: 1)
-        rig.movie.maxRecordedFileSize = 400_000
+        rig.movie.maxRecordedFileSize = 8_000
         let recorder = FileRecorder()
         rig.movie.startRecording(to: url, recordingDelegate: recorder)
         rig.start()
@@ -170,19 +170,19 @@ struct MovieFileOutputTests {
         let url = scratch.url("full.mov")
         let rig = try MovieRig(quality: 1)
         rig.movie.movieFragmentInterval = MediaTime(value: 1, timescale: 5)
-        rig.movie.failAfterBytesForTesting = 1_500_000
+        rig.movie.failAfterBytesForTesting = 9_000
         let recorder = FileRecorder()
         rig.movie.startRecording(to: url, recordingDelegate: recorder)
         rig.start()
-        let stepped = rig.step(until: recorder, limit: 600)
+        let stepped = rig.step(until: recorder, limit: 300)
         #expect(recorder.waitForFinish())
         rig.session.stopRunning()
-        #expect(stepped < 600)
+        #expect(stepped < 300)
         let error = try #require(recorder.lastError)
         #expect(error.code == .diskFull)
         #expect(error.recordingSuccessfullyFinished == true)
         let size = try #require(try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int)
-        #expect(size <= 1_500_000)
+        #expect(size <= 9_000)
         let frames = try readBack(url).numbers
         #expect(frames.count >= 6, "at least the first fragment")
         #expect(frames == (0..<UInt64(frames.count)).map { $0 })
