@@ -1,4 +1,5 @@
 import CFFmpeg
+import CSwresample  // AVSampleFormat: libavutil's samplefmt.h belongs to whichever shim module Clang loads first.
 
 /// The AAC audio stream of a ``MovieFileWriter``: FFmpeg's native AAC encoder fed from a FIFO
 /// that cuts the caller's interleaved PCM into the encoder's 1024-sample frames.
