@@ -115,8 +115,9 @@ final class Counter: CaptureVideoDataOutputSampleBufferDelegate {
 final class RecordingReporter: CaptureFileOutputRecordingDelegate {
     let finished = DispatchSemaphore(value: 0)
 
-    func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection])
-    {
+    func fileOutput(
+        _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]
+    ) {
         print("recording to \(fileURL.path)")
     }
 
@@ -125,7 +126,8 @@ final class RecordingReporter: CaptureFileOutputRecordingDelegate {
         error: CaptureError?
     ) {
         if let error {
-            let kept = error.recordingSuccessfullyFinished == true ? "the file is playable" : "nothing usable was written"
+            let kept =
+                error.recordingSuccessfullyFinished == true ? "the file is playable" : "nothing usable was written"
             print("recording ended: \(error.description) (\(error.code); \(kept))")
         }
         print(

@@ -98,7 +98,9 @@ struct FileReplayCameraTests {
             session.stopRunning()
             let numbers = delegate.frames.prefix(20).map(\.patternNumber)
             #expect(numbers == (0..<20).map { UInt64($0 % 8) })
-            let gaps = zip(delegate.frames, delegate.frames.dropFirst()).map { ($1.presentationTime - $0.presentationTime).seconds }
+            let gaps = zip(delegate.frames, delegate.frames.dropFirst()).map {
+                ($1.presentationTime - $0.presentationTime).seconds
+            }
             #expect(gaps.allSatisfy { abs($0 - 1.0 / 30) < 0.0001 }, "\(gaps)")
         }
     }

@@ -19,10 +19,14 @@ final class FileRecorder: CaptureFileOutputRecordingDelegate {
     var sawStartAfterFinish: Bool { outOfOrder.load(ordering: .relaxed) }
     private let finished = DispatchSemaphore(value: 0)
 
-    func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection])
-    {
+    func fileOutput(
+        _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]
+    ) {
         let count = finishes.withLock { $0.count }
-        starts.withLock { if count > $0.count { outOfOrder.store(true, ordering: .relaxed) }; $0.append(fileURL) }
+        starts.withLock {
+            if count > $0.count { outOfOrder.store(true, ordering: .relaxed) }
+            $0.append(fileURL)
+        }
     }
 
     func fileOutput(

@@ -8,7 +8,9 @@ import Testing
 
 @Suite("Movie file output")
 struct MovieFileOutputTests {
-    @Test("two seconds of the virtual camera, lossless, read back by libavformat and ffprobe", arguments: ["mov", "mp4", "mkv"])
+    @Test(
+        "two seconds of the virtual camera, lossless, read back by libavformat and ffprobe",
+        arguments: ["mov", "mp4", "mkv"])
     func recordsSeconds(fileExtension: String) throws {
         let scratch = try MovieScratch()
         defer { scratch.remove() }
@@ -461,7 +463,9 @@ final class ByteCollector: CaptureVideoDataOutputSampleBufferDelegate {
     let frames = Mutex<[[UInt8]]>([])
     private let arrived = NSCondition()
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         guard let image = sampleBuffer.imageBuffer else { return }
         let copy = [UInt8](UnsafeRawBufferPointer(start: image.baseAddress, count: image.dataSize))
         arrived.lock()

@@ -32,7 +32,8 @@ import Synchronization
 /// queue of yours; the delegate is called on ``delegateCallbackQueue``.
 ///
 /// Thread safety: every member may be used from any thread.
-public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state in Mutexes or confined to `recordingQueue`.
+// unchecked: state is in Mutexes or confined to `recordingQueue`.
+public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// Frames in flight (queued for, or inside, the encoder) before new ones drop as
     /// ``DroppedFrameReason/outOfBuffers``.
     public let bufferBudget: Int
@@ -84,8 +85,9 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {  // uncheck
     /// A recording already under way is finished first (without error). Never overwrites: an
     /// existing file ends the new recording at once with ``CaptureError/Code/fileAlreadyExists``.
     /// The output holds `delegate` until its `didFinishRecordingTo` has been called.
-    public func startRecording(to outputFileURL: URL, recordingDelegate delegate: any CaptureFileOutputRecordingDelegate)
-    {
+    public func startRecording(
+        to outputFileURL: URL, recordingDelegate delegate: any CaptureFileOutputRecordingDelegate
+    ) {
         status.withLock { status in
             status.pendingStarts += 1
             status.isRecording = true
@@ -141,7 +143,9 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {  // uncheck
     /// within it). ``MediaTime/invalid`` (the default) for no limit. Applies from the next frame.
     public var maxRecordedDuration: MediaTime {
         get { status.withLock { $0.maxRecordedDuration } }
-        set { status.withLock { $0.maxRecordedDuration = newValue.isNumeric && newValue > .zero ? newValue : .invalid } }
+        set {
+            status.withLock { $0.maxRecordedDuration = newValue.isNumeric && newValue > .zero ? newValue : .invalid }
+        }
     }
 
     /// The largest recording in bytes (of media data; the container adds a little); reaching it
@@ -250,7 +254,8 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {  // uncheck
                 errno: error.errno)
             : CaptureError(
                 .sessionWasInterrupted,
-                "the session was interrupted ('\(lostDevice.localizedName)' was lost) while recording", errno: error.errno)
+                "the session was interrupted ('\(lostDevice.localizedName)' was lost) while recording",
+                errno: error.errno)
         recordingQueue.async { [self] in
             if let current { finish(current, error: ending) }
         }

@@ -18,7 +18,8 @@ import Foundation
 /// `didFinishRecordingTo` has been called.
 public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
     /// The first sample of the recording to `fileURL` has been written.
-    func fileOutput(_ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection])
+    func fileOutput(
+        _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection])
 
     /// The recording to `outputFileURL` ended; the file is complete. `error` says why it ended,
     /// if not through ``CaptureFileOutput/stopRecording()`` (or the session stopping).

@@ -77,7 +77,8 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         throws(CaptureError)
     {
         guard connections.contains(where: { $0 === connection }) else {
-            throw CaptureError(.invalidArgument, "that connection does not feed this output: pass one of its connections")
+            throw CaptureError(
+                .invalidArgument, "that connection does not feed this output: pass one of its connections")
         }
         if let outputSettings {
             _ = try outputSettings.movieQuality()

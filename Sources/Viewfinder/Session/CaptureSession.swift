@@ -275,7 +275,9 @@ public final class CaptureSession: @unchecked Sendable {
         guard isRunning else { return }
         stopStreams()
         if !startStreams(postingStart: false) {
-            stopAfterFailure(CaptureError(.sessionWasInterrupted, "the session could not restart its devices after a configuration change"))
+            stopAfterFailure(
+                CaptureError(
+                    .sessionWasInterrupted, "the session could not restart its devices after a configuration change"))
         }
     }
 

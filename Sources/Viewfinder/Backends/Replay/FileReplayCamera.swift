@@ -90,7 +90,8 @@ final class FileReplayBackend: DeviceBackend {
 
     init(url: URL, options: CaptureDevice.ReplayOptions) throws(CaptureError) {
         guard options.bufferCount > 0 else {
-            throw CaptureError(.invalidArgument, "a replay camera needs at least one buffer, got \(options.bufferCount)")
+            throw CaptureError(
+                .invalidArgument, "a replay camera needs at least one buffer, got \(options.bufferCount)")
         }
         let probe = try MovieFileReader(url: url, outputPixelFormat: options.pixelFormat, poolCapacity: 1)
         self.url = url
