@@ -486,3 +486,62 @@ final class ByteCollector: CaptureVideoDataOutputSampleBufferDelegate {
         return true
     }
 }
+
+/// Whether something listens on TCP `port` of 127.0.0.1 (from /proc/net/tcp, without connecting:
+/// a probe connection would be taken by a one-shot listener).
+private func isListening(port: Int) -> Bool {
+    guard let table = try? String(contentsOfFile: "/proc/net/tcp", encoding: .utf8) else { return false }
+    let local = String(format: "0100007F:%04X", port)
+    return table.split(separator: "\n").contains { line in
+        let fields = line.split(separator: " ")
+        return fields.count > 3 && fields[1] == local && fields[3] == "0A"
+    }
+}
+
+@Suite("Movie file output: publishing")
+struct MoviePublishingTests {
+    @Test(
+        "recording to an rtmp:// URL publishes to an ffmpeg listener on loopback",
+        .enabled(if: FFmpegTools.ffmpeg != nil && FFmpegTools.ffprobe != nil, FFmpegTools.missing))
+    func rtmpLoopback() throws {
+        let scratch = try MovieScratch()
+        defer { scratch.remove() }
+        let port = Int.random(in: 20_000...40_000)
+        let received = scratch.url("received.flv")
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: try #require(FFmpegTools.ffmpeg))
+        listener.arguments = [
+            "-v", "error", "-nostdin", "-listen", "1", "-timeout", "30", "-i", "rtmp://127.0.0.1:\(port)/live/test",
+            "-c", "copy", "-y", received.path,
+        ]
+        listener.standardError = FileHandle.nullDevice
+        try listener.run()
+        defer { if listener.isRunning { listener.terminate() } }
+        // An external process: no clock to inject; poll for its socket, bounded.
+        var polls = 0
+        while !isListening(port: port), polls < 500, listener.isRunning {
+            usleep(10_000)
+            polls += 1
+        }
+        try #require(isListening(port: port), "ffmpeg did not listen on port \(port)")
+
+        let rig = try MovieRig()
+        let recorder = FileRecorder()
+        let url = try #require(URL(string: "rtmp://127.0.0.1:\(port)/live/test"))
+        rig.movie.startRecording(to: url, recordingDelegate: recorder)
+        rig.start()
+        rig.step(29)
+        rig.movie.stopRecording()
+        #expect(recorder.waitForFinish())
+        rig.session.stopRunning()
+        #expect(recorder.startCount == 1)
+        #expect(recorder.lastError == nil)
+        listener.waitUntilExit()
+
+        let probe = try #require(try FFmpegTools.probe(received))
+        #expect(probe.codecName == "h264")
+        #expect(probe.frameCount == 30)
+        #expect(probe.packetTimes.isStrictlyIncreasing)
+        #expect(abs((probe.packetTimes.last ?? 0) - 29.0 / 30) < 0.002)
+    }
+}
