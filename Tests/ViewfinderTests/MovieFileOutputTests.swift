@@ -545,3 +545,51 @@ struct MoviePublishingTests {
         #expect(abs((probe.packetTimes.last ?? 0) - 29.0 / 30) < 0.002)
     }
 }
+
+@Suite("Movie file output: audio track (shape)")
+struct MovieAudioShapeTests {
+    @Test("with an audio format set, PCM chunks go into an AAC track on the same clock")
+    func audioTrack() throws {
+        let scratch = try MovieScratch()
+        defer { scratch.remove() }
+        let url = scratch.url("with-audio.mov")
+        let rig = try MovieRig()
+        let format = AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .float32)
+        rig.movie.audioTrackFormat.withLock { $0 = format }
+        let pool = try PCMBufferPool(bytesPerBuffer: 1024 * format.bytesPerFrame, capacity: 4)
+        var sampleIndex: UInt64 = 0
+        /// Appends 1024-frame chunks of a 440 Hz tone up to `time`.
+        func appendAudio(upTo time: MediaTime) throws {
+            while format.duration(ofFrames: Int(sampleIndex)) < time {
+                let buffer = try #require(pool.makeBuffer())
+                let samples = buffer.memory.assumingMemoryBound(to: Float.self)
+                for frame in 0..<1024 {
+                    let value = Float(sin(2 * Double.pi * 440 * Double(Int(sampleIndex) + frame) / 48_000) * 0.5)
+                    samples[2 * frame] = value
+                    samples[2 * frame + 1] = value
+                }
+                let chunk = AudioChunk(
+                    buffer: buffer, frameCount: 1024, format: format,
+                    presentationTime: format.duration(ofFrames: Int(sampleIndex)), sampleIndex: sampleIndex,
+                    framesLostBefore: 0, hostArrivalTime: .zero)
+                rig.movie.recordingQueue.sync { rig.movie.recordAudio(chunk) }
+                sampleIndex += 1024
+            }
+        }
+        let recorder = FileRecorder()
+        rig.movie.startRecording(to: url, recordingDelegate: recorder)
+        rig.start()
+        for frame in 1..<30 {
+            try appendAudio(upTo: MediaTime.fps(30) * Int64(frame))
+            rig.step(1)
+        }
+        try appendAudio(upTo: MediaTime(value: 1, timescale: 1))
+        rig.movie.stopRecording()
+        #expect(recorder.waitForFinish())
+        rig.session.stopRunning()
+        #expect(recorder.lastError == nil)
+        #expect(try readBack(url).numbers == (0..<30).map(UInt64.init))
+        guard let probe = try FFmpegTools.probe(url) else { return }
+        #expect(probe.streamCodecs.sorted() == ["aac", "h264"])
+    }
+}

@@ -58,6 +58,12 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
     let status = Mutex(Status())
 
+    /// The format of the session's audio input while its stream runs, `nil` without one: a
+    /// recording whose first frame comes while it is set gets an AAC track fed by
+    /// ``recordAudio(_:)``. HOOK(audio): set by the audio stream's install once samples carry
+    /// `AudioChunk`s.
+    let audioTrackFormat = Mutex<AudioFormat?>(nil)
+
     /// The recording under way. Confined to `recordingQueue`.
     private var current: Recording?
 
@@ -278,6 +284,12 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 let settings = try videoSettings(for: image, context: context)
                 try Self.mapping { () throws(RecordingError) in try writer.addVideoStream(settings) }
                 recording.hasVideoStream = true
+                if let audio = audioTrackFormat.withLock({ $0 }) {
+                    try Self.mapping { () throws(RecordingError) in
+                        try writer.addAudioStream(sampleRate: audio.sampleRate, channels: audio.channelCount)
+                    }
+                    recording.hasAudioStream = true
+                }
             } catch {
                 finish(recording, error: error)
                 return .ready((), holdsSlot: false)
@@ -345,8 +357,8 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         return .ready((), holdsSlot: false)
     }
 
-    /// Appends interleaved PCM to the current recording's audio track (on the recording queue).
-    /// HOOK(audio): called by the audio engine once samples carry `AudioChunk`s.
+    /// Appends interleaved PCM (16-bit or float) to the current recording's audio track, on the
+    /// recording queue. HOOK(audio): called by the audio engine once samples carry `AudioChunk`s.
     func recordAudio(_ chunk: AudioChunk) {
         guard let recording = current, let writer = recording.writer, recording.hasAudioStream,
             chunk.format.isInterleaved
