@@ -10,7 +10,8 @@ import Viewfinder
 /// Recording benchmarks: H.264 (libx264 `veryfast`, no B-frames, a keyframe a second) through the
 /// whole recording path — a file-replay camera (unpaced, looping) → session →
 /// ``CaptureMovieFileOutput`` → file — against `ffmpeg -c:v libx264 -preset veryfast` encoding
-/// the same frames from the same `.y4m` file in the same run. Both read the file and decode
+/// the same frames from the same `.y4m` file in the same run (a video data output with a no-op
+/// delegate runs beside ours). Both read the file and decode
 /// nothing (raw I420); both figures are frames per second of wall time and CPU-milliseconds per
 /// recorded frame (all threads: ours from `getrusage(RUSAGE_SELF)`, ffmpeg's from
 /// `RUSAGE_CHILDREN`).
@@ -70,6 +71,11 @@ enum RecordingBenchmarks {
         movie.movieFragmentInterval = MediaTime(value: 10, timescale: 1)
         try session.addInput(try CaptureDeviceInput(device: device))
         try session.addOutput(movie)
+        // A video data output runs beside the recording, as in an app that also shows or analyses frames.
+        let counter = PipelineBenchmarks.CountingDelegate()
+        let data = CaptureVideoDataOutput()
+        data.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "bench.recording.frames"))
+        try session.addOutput(data)
         let finish = Finish()
         let url = folder.appendingPathComponent("ours.mp4")
         session.startRunning()
@@ -123,7 +129,7 @@ enum RecordingBenchmarks {
             ratioToPeer: peerFps.map { ours / $0 }, usPerFrame: 1e6 / ours, cpuMsPerFrame: cpuPerFrame,
             peerCpuMsPerFrame: peerCpu,
             note:
-                "\(recorded) frames recorded, \(statistics.dropped) dropped (\(statistics.droppedOutOfBuffers) encoder behind)"
+                "\(recorded) frames recorded, \(statistics.dropped) dropped (\(statistics.droppedOutOfBuffers) encoder behind); data output beside: \(counter.delivered.load(ordering: .relaxed)) delivered"
         )
     }
 
