@@ -36,6 +36,10 @@ struct BenchmarkResult: Encodable {
     var allocationsPerFrame: Double?
     var latencyP50Us: Double?
     var latencyP99Us: Double?
+    /// CPU time (all threads) per recorded frame, in milliseconds (recording benchmarks).
+    var cpuMsPerFrame: Double?
+    /// The peer's CPU time per frame, in milliseconds (recording benchmarks).
+    var peerCpuMsPerFrame: Double?
     var note: String?
 }
 
@@ -53,6 +57,8 @@ struct MeasureSettings: Sendable {
     var peerSeconds: Double
     /// Whether to run ffmpeg as a peer (when it is installed).
     var ffmpeg: String?
+    /// Whether to run the recording benchmarks (off in quick mode unless filtered for).
+    var includesRecording = true
 }
 
 /// A benchmark: a name to filter on and a body producing one or more rows.
@@ -69,6 +75,7 @@ enum BenchmarkRegistry {
     static func all(settings: MeasureSettings) -> [BenchmarkCase] {
         ConversionBenchmarks.cases(settings: settings) + PipelineBenchmarks.cases(settings: settings)
             + ProcessorBenchmarks.cases(settings: settings)
+            + (settings.includesRecording ? RecordingBenchmarks.cases(settings: settings) : [])
     }
 }
 

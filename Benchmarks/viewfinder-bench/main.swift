@@ -6,7 +6,7 @@ let usage = """
     usage: viewfinder-bench [--quick] [--filter SUBSTRING] [--json PATH] [--repeat N]
 
       --quick             640x480 and 1920x1080 only (processors: 1920x1080 only), 3 short runs each
-                          (under a minute)
+                          (under a minute); no recording benchmarks unless --filter names them
       --filter SUBSTRING  run only benchmarks whose name contains SUBSTRING (case-insensitive)
       --json PATH         also write the results as a JSON array to PATH
       --repeat N          timed runs per figure (default 7, or 3 with --quick)
@@ -103,6 +103,19 @@ func markdown(_ results: [BenchmarkResult]) -> String {
             )
         }
     }
+    let recordings = results.filter { $0.group == "recording" }
+    if !recordings.isEmpty {
+        if !lines.isEmpty { lines.append("") }
+        lines.append(
+            "| recording | size | fps | CPU-ms/frame | ffmpeg fps | ffmpeg CPU-ms/frame | ×peer fps | note |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---|")
+        for r in recordings {
+            let name = r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name
+            lines.append(
+                "| \(name) | \(r.width)x\(r.height) | \(format(r.fpsMedian)) | \(format(r.cpuMsPerFrame, 2)) | \(format(r.peerFps)) | \(format(r.peerCpuMsPerFrame, 2)) | \(format(r.ratioToPeer, 2)) | \(r.note ?? "") |"
+            )
+        }
+    }
     return lines.joined(separator: "\n")
 }
 
@@ -119,7 +132,8 @@ func main() -> Int32 {
         repeats: arguments.repeats ?? (arguments.quick ? 3 : 7), runSeconds: arguments.quick ? 0.04 : 0.2,
         sizes: arguments.quick ? [(640, 480), (1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
         processorSizes: arguments.quick ? [(1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
-        peerSeconds: arguments.quick ? 0.25 : 1, ffmpeg: ffmpeg)
+        peerSeconds: arguments.quick ? 0.25 : 1, ffmpeg: ffmpeg,
+        includesRecording: !arguments.quick || (arguments.filter?.lowercased().contains("recording") ?? false))
     var cases = BenchmarkRegistry.all(settings: settings)
     if let filter = arguments.filter?.lowercased() {
         cases = cases.filter { $0.name.lowercased().contains(filter) }

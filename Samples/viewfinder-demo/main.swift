@@ -16,12 +16,14 @@ struct Options {
     var delegateCost = 0.0
     var simulatedC920 = false
     var audio = false
+    var recordPath: String?
 }
 
 let usage = """
     usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
                            [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--audio]
+                           [--record FILE]
       --list-devices   print every camera and microphone with its formats and exit
       --audio          capture from the default microphone (the virtual one on a machine without a
                        sound card; --device picks another) and print its levels in dBFS per
@@ -33,6 +35,7 @@ let usage = """
       --device ID      capture from the device with this unique ID (see --list-devices)
       --delegate-ms MS make the delegate take MS milliseconds per frame, to watch late frames drop
       --simulated-c920 plug in a simulated USB webcam (a Logitech C920's formats) and capture from it
+      --record FILE    also record H.264 to FILE (.mov, .mp4 or .mkv; never overwritten), printing its figures
                        through the real V4L2 backend, as on a machine with that camera
     """
 
@@ -80,6 +83,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--device": options.deviceID = value(argument)
         case "--simulated-c920": options.simulatedC920 = true
         case "--audio": options.audio = true
+        case "--record": options.recordPath = value(argument)
         case "--delegate-ms":
             guard let cost = Double(value(argument)), cost >= 0 else { fail("--delegate-ms takes a number ≥ 0") }
             options.delegateCost = cost / 1000
@@ -111,6 +115,33 @@ final class Counter: CaptureVideoDataOutputSampleBufferDelegate {
         guard cost > 0 else { return }
         let until = Date(timeIntervalSinceNow: cost)
         while Date() < until {}  // busy, like real per-frame work
+    }
+}
+
+/// Reports the end of a recording.
+final class RecordingReporter: CaptureFileOutputRecordingDelegate {
+    let finished = DispatchSemaphore(value: 0)
+
+    func fileOutput(
+        _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]
+    ) {
+        print("recording to \(fileURL.path)")
+    }
+
+    func fileOutput(
+        _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
+        error: CaptureError?
+    ) {
+        if let error {
+            let kept =
+                error.recordingSuccessfullyFinished == true ? "the file is playable" : "nothing usable was written"
+            print("recording ended: \(error.description) (\(error.code); \(kept))")
+        }
+        print(
+            String(
+                format: "recorded %@: %.2f s, %lld bytes, %d frames", outputFileURL.path,
+                output.recordedDuration.seconds, output.recordedFileSize, output.recordedFrameCount))
+        finished.signal()
     }
 }
 
@@ -237,6 +268,8 @@ if let id = options.deviceID {
 let session = CaptureSession()
 let output = CaptureVideoDataOutput()
 let counter = Counter(cost: options.delegateCost)  // outputs hold delegates weakly: keep it alive
+let movie = options.recordPath.map { _ in CaptureMovieFileOutput() }
+let reporter = RecordingReporter()
 let errorObserver = NotificationCenter.default.addObserver(
     forName: CaptureSession.runtimeErrorNotification, object: session, queue: nil
 ) { note in
@@ -251,6 +284,7 @@ do {
     output.videoSettings = options.settings
     output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.frames"))
     try session.tryAddOutput(output)
+    if let movie { try session.tryAddOutput(movie) }
     session.commitConfiguration()
 } catch {
     fail(error.description)
@@ -263,6 +297,10 @@ print(
     "capturing from \(device.localizedName): \(format.pixelFormat.name) \(format.dimensions) at "
         + "\(String(format: "%.0f", 1 / device.activeVideoMinFrameDuration.seconds)) fps, delivering \(delivered) "
         + (output.isZeroCopy ? "(zero-copy)" : "(converted by \(output.conversionEngine?.rawValue ?? "?"))"))
+
+if let movie, let path = options.recordPath {
+    movie.startRecording(to: URL(fileURLWithPath: path), recordingDelegate: reporter)
+}
 
 var previous = output.statistics
 let start = Date()
@@ -281,8 +319,20 @@ while true {
                 "%5.1fs  %6.1f fps delivered  dropped late %d, out of buffers %d, discontinuity %d  latency p50 %.0f µs p99 %.0f µs",
             Date().timeIntervalSince(start), fps, now.droppedLate, now.droppedOutOfBuffers, now.droppedDiscontinuity,
             latency.p50, latency.p99))
+    if let movie {
+        let figures = movie.statistics
+        print(
+            String(
+                format: "       recording %6.2f s  %9lld bytes  %5d frames  dropped %d (encoder behind %d)",
+                movie.recordedDuration.seconds, movie.recordedFileSize, movie.recordedFrameCount, figures.dropped,
+                figures.droppedOutOfBuffers))
+    }
     previous = now
     tick += 1
+}
+if let movie {
+    movie.stopRecording()
+    if reporter.finished.wait(timeout: .now() + 30) == .timedOut { print("the recording did not finish in 30 s") }
 }
 session.stopRunning()
 let final = output.statistics

@@ -32,6 +32,6 @@ struct CaptureErrorCodeTests {
         let names = CaptureError.Code.knownCodes.map(\.rawValue)
         #expect(Set(names).count == names.count)
         #expect(names.contains("noOutputs"))
-        #expect(names.count == 22)
+        #expect(names.count == 28)
     }
 }

@@ -94,6 +94,14 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
     /// handed over, unless called from inside this output's own callbacks.
     func streamDidStop() {}
 
+    /// The session stopped running — ``CaptureSession/stopRunning()``, or because of `failure` —
+    /// after every stream stopped (not called for the restarts of a commit).
+    func sessionDidStopRunning(failure: CaptureError?) {}
+
+    /// A device of the session was lost mid-run (unplugged): its stream has stopped and the session
+    /// is interrupted. Called on every output of the session, fed by that device or not.
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {}
+
     // MARK: Settings
 
     /// Applies a change of what the output asks (its settings, processors or connection settings)

@@ -299,17 +299,22 @@ public final class CaptureSession: @unchecked Sendable {
         defer { leaveTransition() }
         guard isRunning else { return }
         stopStreams()
-        if !startStreams(postingStart: false) { stopAfterFailure() }
+        if !startStreams(postingStart: false) {
+            stopAfterFailure(
+                CaptureError(
+                    .sessionWasInterrupted, "the session could not restart its devices after a configuration change"))
+        }
     }
 
     /// The session cannot go on: it stops and says so.
-    private func stopAfterFailure() {
+    private func stopAfterFailure(_ failure: CaptureError? = nil) {
         stopStreams()
         state.withLock {
             $0.running = false
             $0.interrupted = false
         }
         reconnection.withLock { $0 = nil }
+        for output in outputs { output.sessionDidStopRunning(failure: failure) }
         post(Self.didStopRunningNotification)
     }
 
@@ -360,7 +365,7 @@ public final class CaptureSession: @unchecked Sendable {
         } catch {
             state.withLock { $0.streams.removeAll { $0 === stream } }
             post(Self.runtimeErrorNotification, error: error)
-            stopAfterFailure()
+            stopAfterFailure(error)
         }
     }
 
@@ -400,6 +405,7 @@ public final class CaptureSession: @unchecked Sendable {
             $0.interrupted = false
         }
         reconnection.withLock { $0 = nil }
+        for output in outputs { output.sessionDidStopRunning(failure: nil) }
         post(Self.didStopRunningNotification)
     }
 
@@ -522,9 +528,10 @@ public final class CaptureSession: @unchecked Sendable {
                 $0.interrupted = true
             }
             post(Self.wasInterruptedNotification, error: error)
+            for output in outputs { output.sessionWasInterrupted(lostDevice: stream.device, error: error) }
             watchForReconnection()
         } else {
-            stopAfterFailure()
+            stopAfterFailure(error)
         }
     }
 

@@ -26,7 +26,14 @@ enum FormatNegotiator {
         if device.userChoseFormat || preset == .inputPriority {
             candidates = [device.activeFormat]
         } else {
-            candidates = preset.candidates(in: device.formats) ?? []
+            let raw = preset.candidates(in: device.formats) ?? []
+            // A compressed format an output asks for natively (Motion-JPEG passthrough) joins the
+            // preset's candidates at the preset's size (any size when no raw format fits).
+            let compressed = Set(requests.compactMap(\.pixelFormat).filter(\.isCompressed))
+            let native = device.formats.filter { format in
+                compressed.contains(format.pixelFormat) && (raw.isEmpty || format.dimensions == raw[0].dimensions)
+            }
+            candidates = raw + native
             if candidates.isEmpty {
                 let sizes = Set(device.formats.map(\.dimensions.description)).sorted().joined(separator: ", ")
                 throw CaptureError(

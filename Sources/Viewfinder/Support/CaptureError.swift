@@ -57,8 +57,21 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
         public static let outOfBuffers = Code(rawValue: "outOfBuffers")
         /// Another system call failed; see ``CaptureError/errno``.
         public static let systemError = Code(rawValue: "systemError")
+        /// A recording's destination already exists: recorders never overwrite.
+        public static let fileAlreadyExists = Code(rawValue: "fileAlreadyExists")
+        /// A recording ended before any sample was written (the file is removed).
+        public static let noDataCaptured = Code(rawValue: "noDataCaptured")
+        /// A recording reached its `maxRecordedDuration` and stopped.
+        public static let maximumDurationReached = Code(rawValue: "maximumDurationReached")
+        /// A recording reached its `maxRecordedFileSize` and stopped.
+        public static let maximumFileSizeReached = Code(rawValue: "maximumFileSizeReached")
+        /// The disk filled up, or its free space fell below `minFreeDiskSpaceLimit`.
+        public static let diskFull = Code(rawValue: "diskFull")
+        /// Encoding or muxing a recording failed.
+        public static let encodingFailed = Code(rawValue: "encodingFailed")
 
-        /// The session was interrupted (another session took its camera, or the camera went).
+        /// The session was interrupted (another session took its camera, or another of its devices
+        /// was lost), or stopped after a failure; a recording then finishes with this code.
         public static let sessionWasInterrupted = Code(rawValue: "sessionWasInterrupted")
         /// The operation needs a running session.
         public static let sessionNotRunning = Code(rawValue: "sessionNotRunning")
@@ -117,6 +130,12 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
             .sessionNotRunning,
             .unknown,
             .deviceIsNotAvailableInBackground,
+            .fileAlreadyExists,
+            .noDataCaptured,
+            .maximumDurationReached,
+            .maximumFileSizeReached,
+            .diskFull,
+            .encodingFailed,
         ]
     }
 
@@ -126,12 +145,17 @@ public struct CaptureError: Error, Sendable, Hashable, CustomStringConvertible {
     public var message: String
     /// The `errno` of the system call that failed, if any.
     public var errno: Int32?
+    /// For errors that end a recording (``CaptureFileOutputRecordingDelegate``): whether the file
+    /// was finished and is playable despite the error (AVFoundation's
+    /// `AVErrorRecordingSuccessfullyFinishedKey`). `nil` for every other error.
+    public var recordingSuccessfullyFinished: Bool?
 
     /// An error of `code` with a message that says what failed and what to do.
-    public init(_ code: Code, _ message: String, errno: Int32? = nil) {
+    public init(_ code: Code, _ message: String, errno: Int32? = nil, recordingSuccessfullyFinished: Bool? = nil) {
         self.code = code
         self.message = message
         self.errno = errno
+        self.recordingSuccessfullyFinished = recordingSuccessfullyFinished
     }
 
     public var description: String {

@@ -1,0 +1,485 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// An output that records to files (the counterpart of `AVCaptureFileOutput`): starting and
+/// stopping recordings, their live figures and limits, and the recording delegate. Use the
+/// concrete ``CaptureMovieFileOutput``.
+///
+/// The contract (AVFoundation's):
+/// - ``startRecording(to:recordingDelegate:)`` never overwrites: an existing file ends the
+///   recording with ``CaptureError/Code/fileAlreadyExists``.
+/// - `didFinishRecordingTo` arrives exactly once per `startRecording`, also when nothing was
+///   written (``CaptureError/Code/noDataCaptured``, and no file is left); `didStartRecordingTo`
+///   only once the first sample is written. When `didFinishRecordingTo` arrives the file is
+///   complete (trailer written, fsynced).
+/// - Reaching ``maxRecordedDuration``, ``maxRecordedFileSize`` or ``minFreeDiskSpaceLimit`` ends
+///   the recording with ``CaptureError/Code/maximumDurationReached``,
+///   ``CaptureError/Code/maximumFileSizeReached`` or ``CaptureError/Code/diskFull``; an unplugged
+///   camera with ``CaptureError/Code/deviceWasDisconnected``; the loss of another device of the
+///   session (or a session stopped by a failure) with ``CaptureError/Code/sessionWasInterrupted``.
+///   Each such error carries ``CaptureError/recordingSuccessfullyFinished``: true when the file
+///   is playable. ``CaptureSession/stopRunning()`` finishes the recording without an error.
+/// - Timestamps in the file are the frames' own (shifted to start at 0). Frames the encoder
+///   cannot keep up with are dropped and counted (``CaptureOutput/Statistics/droppedOutOfBuffers``),
+///   never queued without bound.
+///
+/// Encoding runs on the output's own serial recording queue, never on the capture thread or a
+/// queue of yours; the delegate is called on ``delegateCallbackQueue``.
+///
+/// Thread safety: every member may be used from any thread.
+// unchecked: state is in Mutexes or confined to `recordingQueue`.
+public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
+    /// Frames in flight (queued for, or inside, the encoder) before new ones drop as
+    /// ``DroppedFrameReason/outOfBuffers``.
+    public let bufferBudget: Int
+
+    /// The serial queue the recording delegate is called on (AVFoundation leaves the queue
+    /// unspecified; Viewfinder documents it: one private serial queue per output).
+    public let delegateCallbackQueue = DispatchQueue(label: "viewfinder.file-output.delegate")
+
+    /// Where encoding and writing run (the video engine's callback queue).
+    let recordingQueue = DispatchQueue(label: "viewfinder.file-output.recording")
+
+    struct Status {
+        var pendingStarts = 0
+        var isRecording = false
+        var outputFileURL: URL?
+        var recordedDuration = MediaTime.zero
+        var recordedFileSize: Int64 = 0
+        var recordedFrames = 0
+        var maxRecordedDuration = MediaTime.invalid
+        var maxRecordedFileSize: Int64 = 0
+        var minFreeDiskSpaceLimit: Int64 = 0
+    }
+    let status = Mutex(Status())
+
+    /// The format of the session's audio input while its stream runs, `nil` without one: a
+    /// recording whose first frame comes while it is set gets an AAC track fed by
+    /// ``recordAudio(_:)``. HOOK(audio): set by the audio stream's install once samples carry
+    /// `AudioChunk`s.
+    let audioTrackFormat = Mutex<AudioFormat?>(nil)
+
+    /// The recording under way. Confined to `recordingQueue`.
+    private var current: Recording?
+
+    private(set) var videoEngine: DeliveryEngine<FileOutputStreamContext, Void>!
+
+    init(bufferBudget: Int = 6) {
+        self.bufferBudget = max(1, bufferBudget)
+        super.init()
+        videoEngine = DeliveryEngine(
+            label: "movie-file-output",
+            prepare: { [weak self] sample, context, _, connection in
+                guard let self else { return .ready((), holdsSlot: false) }
+                return self.record(sample, context: context, connection: connection)
+            },
+            consume: { _, _ in },
+            reportDrop: { _ in })
+        videoEngine.discardsLateSamples = false
+        videoEngine.setCallbackQueue(recordingQueue)
+    }
+
+    // MARK: Recording
+
+    /// Starts recording to `outputFileURL` — a file URL, whose extension picks the container
+    /// (`.mov` (default), `.mp4`, `.mkv`), or a streaming server's `rtmp://` URL (FLV; tested
+    /// against an ffmpeg listener on loopback; `srt://` and `rtsp://` go through libavformat the
+    /// same way, untested here) — telling `delegate` when the recording starts and ends.
+    /// A recording already under way is finished first (without error). Never overwrites: an
+    /// existing file ends the new recording at once with ``CaptureError/Code/fileAlreadyExists``.
+    /// The output holds `delegate` until its `didFinishRecordingTo` has been called.
+    public func startRecording(
+        to outputFileURL: URL, recordingDelegate delegate: any CaptureFileOutputRecordingDelegate
+    ) {
+        status.withLock { status in
+            status.pendingStarts += 1
+            status.isRecording = true
+            status.outputFileURL = outputFileURL
+            status.recordedDuration = .zero
+            status.recordedFileSize = 0
+            status.recordedFrames = 0
+        }
+        let connections = self.connections
+        recordingQueue.async { [self] in
+            if let current { finish(current, error: nil) }
+            status.withLock { $0.pendingStarts -= 1 }
+            let recording = Recording(url: outputFileURL, delegate: delegate, connections: connections)
+            do throws(RecordingError) {
+                recording.writer = try MovieFileWriter(url: outputFileURL, options: makeWriterOptions())
+                current = recording
+            } catch {
+                current = recording
+                finish(recording, error: Self.captureError(error, flag: false))
+            }
+        }
+    }
+
+    /// Finishes the recording under way: frames already queued are written, then the trailer,
+    /// and the delegate's `didFinishRecordingTo` follows. Does nothing when not recording.
+    public func stopRecording() {
+        recordingQueue.async { [self] in
+            if let current { finish(current, error: nil) }
+        }
+    }
+
+    /// Whether a recording is under way (from ``startRecording(to:recordingDelegate:)`` until its
+    /// end is being reported).
+    public var isRecording: Bool { status.withLock { $0.isRecording } }
+
+    /// The file of the current (or last) recording.
+    public var outputFileURL: URL? { status.withLock { $0.outputFileURL } }
+
+    /// The media time recorded so far: from the first frame's presentation time to the end of
+    /// the last frame's.
+    public var recordedDuration: MediaTime { status.withLock { $0.recordedDuration } }
+
+    /// The bytes recorded so far: the media data handed to the muxer (a fragmented file reaches
+    /// the disk fragment by fragment, so this runs ahead of the file by up to a fragment); once
+    /// the recording has finished, the file's size.
+    public var recordedFileSize: Int64 { status.withLock { $0.recordedFileSize } }
+
+    /// Frames written to the current (or last) recording.
+    public var recordedFrameCount: Int { status.withLock { $0.recordedFrames } }
+
+    /// The longest recording; reaching it ends the recording with
+    /// ``CaptureError/Code/maximumDurationReached`` (the last frame written is the last that ends
+    /// within it). ``MediaTime/invalid`` (the default) for no limit. Applies from the next frame.
+    public var maxRecordedDuration: MediaTime {
+        get { status.withLock { $0.maxRecordedDuration } }
+        set {
+            status.withLock { $0.maxRecordedDuration = newValue.isNumeric && newValue > .zero ? newValue : .invalid }
+        }
+    }
+
+    /// The largest recording in bytes (of media data; the container adds a little); reaching it
+    /// ends the recording with ``CaptureError/Code/maximumFileSizeReached``. 0 (the default) for
+    /// no limit. Applies from the next frame.
+    public var maxRecordedFileSize: Int64 {
+        get { status.withLock { $0.maxRecordedFileSize } }
+        set { status.withLock { $0.maxRecordedFileSize = max(0, newValue) } }
+    }
+
+    /// The free space, in bytes, the file's disk must keep; when less is left the recording ends
+    /// with ``CaptureError/Code/diskFull``. 0 (the default) for no limit (a full disk still ends
+    /// it with ``CaptureError/Code/diskFull``). Checked at every frame.
+    public var minFreeDiskSpaceLimit: Int64 {
+        get { status.withLock { $0.minFreeDiskSpaceLimit } }
+        set { status.withLock { $0.minFreeDiskSpaceLimit = max(0, newValue) } }
+    }
+
+    // MARK: Figures
+
+    /// Counters since the session last started: frames captured while connected, recorded or
+    /// passed by while not recording (``CaptureOutput/Statistics/delivered``), dropped by reason.
+    public var statistics: Statistics { videoEngine.statistics }
+
+    /// Waits until every frame queued so far has reached the encoder and every recording event
+    /// queued so far has been handled, for tests and shutdown. Returns `false` on timeout.
+    @discardableResult
+    func waitUntilIdle(timeout: Double) -> Bool {
+        guard videoEngine.waitUntilDelivered(timeout: timeout) else { return false }
+        let done = DispatchSemaphore(value: 0)
+        recordingQueue.async { self.delegateCallbackQueue.async { done.signal() } }
+        return done.wait(timeout: .now() + timeout) == .success
+    }
+
+    // MARK: What subclasses provide
+
+    /// The writer's options for a new recording.
+    func makeWriterOptions() -> MovieWriterOptions { MovieWriterOptions() }
+
+    /// The video stream for frames of `format` from `context`; throws when it cannot be recorded.
+    func videoSettings(for buffer: PixelBuffer, context: FileOutputStreamContext) throws(CaptureError)
+        -> MovieVideoSettings
+    {
+        MovieVideoSettings(width: buffer.width, height: buffer.height, sourcePixelFormat: buffer.pixelFormat)
+    }
+
+    /// What a frame is written as: the frame itself, or (Motion-JPEG passthrough) the frame with
+    /// whatever a player needs added.
+    func frameToWrite(_ buffer: PixelBuffer, context: FileOutputStreamContext) -> PixelBuffer { buffer }
+
+    // MARK: Session hooks
+
+    override var acceptedMediaTypes: [MediaType] { [.video, .audio] }
+
+    override func makeStreamContext(
+        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
+    ) throws(CaptureError) -> any Sendable {
+        FileOutputStreamContext(
+            format: format, frameDuration: frameDuration, settings: request.settings as? MovieOutputSettings)
+    }
+
+    override func install(_ context: any Sendable, isRestart: Bool) {
+        guard let context = context as? FileOutputStreamContext else { return }
+        if isRestart || !videoEngine.isStreaming {
+            videoEngine.beginStream(context: context, budgetLimit: bufferBudget)
+        } else {
+            videoEngine.replaceContext(context)
+        }
+    }
+
+    override func sessionWillStartRunning() {
+        videoEngine.resetStatistics()
+    }
+
+    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        switch connection.mediaType {
+        case .video:
+            videoEngine.receive(sample, from: connection)
+        default:
+            // HOOK(audio): when CapturedSample carries `.audio(AudioChunk)`, an audio delivery
+            // engine targeting `recordingQueue` hands each chunk to `recordAudio(_:)`.
+            break
+        }
+    }
+
+    override func streamDidStop() {
+        videoEngine.endStream(waitingUpTo: 5)
+    }
+
+    override func sessionDidStopRunning(failure: CaptureError?) {
+        let error = failure.map {
+            CaptureError(.sessionWasInterrupted, "the session stopped after a failure: \($0.message)", errno: $0.errno)
+        }
+        recordingQueue.async { [self] in
+            if let current { finish(current, error: error) }
+        }
+    }
+
+    override func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {
+        let ours = connections.contains { $0.device === lostDevice }
+        let ending =
+            ours
+            ? CaptureError(
+                .deviceWasDisconnected,
+                "'\(lostDevice.localizedName)' was disconnected while recording: the file holds what came before",
+                errno: error.errno)
+            : CaptureError(
+                .sessionWasInterrupted,
+                "the session was interrupted ('\(lostDevice.localizedName)' was lost) while recording",
+                errno: error.errno)
+        recordingQueue.async { [self] in
+            if let current { finish(current, error: ending) }
+        }
+    }
+
+    // MARK: On the recording queue
+
+    /// Writes one video frame to the current recording (on the recording queue, inside the
+    /// engine's delivery).
+    private func record(
+        _ sample: CapturedSample, context: FileOutputStreamContext, connection: CaptureConnection
+    ) -> DeliveryEngine<FileOutputStreamContext, Void>.Preparation {
+        guard let recording = current, let writer = recording.writer else { return .ready((), holdsSlot: false) }
+        guard let image = sample.image else { return .dropped(.droppedByProcessor("movie file output: not video")) }
+        let limits = status.withLock { ($0.maxRecordedDuration, $0.maxRecordedFileSize, $0.minFreeDiskSpaceLimit) }
+        if !recording.hasVideoStream {
+            do throws(CaptureError) {
+                let settings = try videoSettings(for: image, context: context)
+                try Self.mapping { () throws(RecordingError) in try writer.addVideoStream(settings) }
+                recording.hasVideoStream = true
+                if let audio = audioTrackFormat.withLock({ $0 }) {
+                    try Self.mapping { () throws(RecordingError) in
+                        try writer.addAudioStream(sampleRate: audio.sampleRate, channels: audio.channelCount)
+                    }
+                    recording.hasAudioStream = true
+                }
+            } catch {
+                finish(recording, error: error)
+                return .ready((), holdsSlot: false)
+            }
+        }
+        if let first = recording.firstTime, limits.0.isNumeric,
+            sample.presentationTime - first + sample.duration > limits.0 + MediaTime(value: 1, timescale: 1_000_000)
+        {
+            finish(
+                recording,
+                error: CaptureError(
+                    .maximumDurationReached, "the recording reached its maximum duration of \(limits.0.seconds) s",
+                    recordingSuccessfullyFinished: true))
+            return .ready((), holdsSlot: false)
+        }
+        if limits.2 > 0, let free = Self.freeSpace(at: recording.url), free < limits.2 {
+            finish(
+                recording,
+                error: CaptureError(
+                    .diskFull,
+                    "the disk of \(recording.url.path) has \(free) bytes free, less than minFreeDiskSpaceLimit \(limits.2)",
+                    recordingSuccessfullyFinished: true))
+            return .ready((), holdsSlot: false)
+        }
+        do throws(RecordingError) {
+            try writer.append(frameToWrite(image, context: context), presentationTime: sample.presentationTime)
+        } catch {
+            switch error.code {
+            case .invalidTimestamp:
+                return .dropped(.droppedByProcessor("movie file output: \(error.message)"))
+            case .unsupportedFormat:
+                finish(
+                    recording,
+                    error: CaptureError(
+                        .unsupportedFormat,
+                        "the camera's frames changed format mid-recording (\(error.message)): start a new recording"))
+            default:
+                finish(recording, error: Self.captureError(error, flag: nil))
+            }
+            return .ready((), holdsSlot: false)
+        }
+        if recording.firstTime == nil { recording.firstTime = sample.presentationTime }
+        recording.frames += 1
+        let duration = sample.presentationTime - (recording.firstTime ?? sample.presentationTime) + sample.duration
+        let size = max(writer.bytesMuxed, writer.bytesWritten)
+        status.withLock { status in
+            status.recordedDuration = duration
+            status.recordedFileSize = size
+            status.recordedFrames = recording.frames
+        }
+        if !recording.didStart {
+            recording.didStart = true
+            let delegate = recording.delegate
+            let url = recording.url
+            let connections = recording.connections
+            delegateCallbackQueue.async { delegate.fileOutput(self, didStartRecordingTo: url, from: connections) }
+        }
+        if limits.1 > 0, writer.bytesMuxed >= limits.1 {
+            finish(
+                recording,
+                error: CaptureError(
+                    .maximumFileSizeReached, "the recording reached its maximum size of \(limits.1) bytes",
+                    recordingSuccessfullyFinished: true))
+        }
+        return .ready((), holdsSlot: false)
+    }
+
+    /// Appends interleaved PCM (16-bit or float) to the current recording's audio track, on the
+    /// recording queue. HOOK(audio): called by the audio engine once samples carry `AudioChunk`s.
+    func recordAudio(_ chunk: AudioChunk) {
+        guard let recording = current, let writer = recording.writer, recording.hasAudioStream,
+            chunk.format.isInterleaved
+        else { return }
+        let format: MovieAudioSampleFormat
+        switch chunk.format.sampleFormat {
+        case .float32: format = .float32Interleaved
+        case .int16: format = .int16Interleaved
+        default: return
+        }
+        do throws(RecordingError) {
+            try writer.appendAudio(chunk.bytes, format: format, presentationTime: chunk.presentationTime)
+        } catch {
+            if error.code != .invalidTimestamp { finish(recording, error: Self.captureError(error, flag: nil)) }
+        }
+    }
+
+    /// Ends `recording` (if it is the current one) with `error`, and reports it once.
+    private func finish(_ recording: Recording, error: CaptureError?) {
+        guard current === recording else { return }
+        current = nil
+        var ending = error
+        var playable = false
+        var bytes: Int64 = 0
+        if let writer = recording.writer {
+            do throws(RecordingError) {
+                let summary = try writer.finish()
+                playable = summary.isPlayable
+                bytes = summary.bytesWritten
+            } catch {
+                let summary = writer.summary
+                playable = summary.isPlayable && recording.frames > 0
+                bytes = summary.bytesWritten
+                if ending == nil || error.code == .diskFull { ending = Self.captureError(error, flag: playable) }
+            }
+            recording.writer = nil
+        }
+        if recording.frames == 0 {
+            if ending == nil {
+                ending = CaptureError(
+                    .noDataCaptured,
+                    "the recording to \(recording.url.lastPathComponent) ended before any frame arrived: is the session running?"
+                )
+            }
+            playable = false
+        }
+        if var error = ending {
+            error.recordingSuccessfullyFinished = playable
+            ending = error
+        }
+        status.withLock { status in
+            status.isRecording = status.pendingStarts > 0
+            if recording.frames > 0 { status.recordedFileSize = bytes }
+        }
+        let delegate = recording.delegate
+        let url = recording.url
+        let connections = recording.connections
+        let reported = ending
+        delegateCallbackQueue.async {
+            delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: reported)
+        }
+    }
+
+    // MARK: Helpers
+
+    /// Runs a writer call, turning its error into a ``CaptureError``.
+    static func mapping(_ body: () throws(RecordingError) -> Void) throws(CaptureError) {
+        do throws(RecordingError) {
+            try body()
+        } catch {
+            throw captureError(error, flag: nil)
+        }
+    }
+
+    /// The output's error for a writer's.
+    static func captureError(_ error: RecordingError, flag: Bool?) -> CaptureError {
+        let code: CaptureError.Code
+        switch error.code {
+        case .fileAlreadyExists: code = .fileAlreadyExists
+        case .diskFull: code = .diskFull
+        case .ioError: code = .ioError
+        case .unsupportedContainer, .unsupportedCodec, .unsupportedFormat: code = .unsupportedFormat
+        case .invalidArgument, .invalidTimestamp: code = .invalidArgument
+        case .invalidState, .encoderFailed: code = .encodingFailed
+        }
+        return CaptureError(code, error.message, errno: error.errno, recordingSuccessfullyFinished: flag)
+    }
+
+    /// Free bytes for unprivileged users on the disk holding `url`.
+    static func freeSpace(at url: URL) -> Int64? {
+        var info = statvfs()
+        guard statvfs(url.deletingLastPathComponent().path, &info) == 0 else { return nil }
+        return Int64(info.f_bavail) * Int64(info.f_frsize)
+    }
+}
+
+/// What a file output negotiated for a stream: the device's format and rate, and the settings
+/// read for it.
+struct FileOutputStreamContext: Sendable {
+    var format: CaptureDevice.Format
+    var frameDuration: MediaTime
+    var settings: MovieOutputSettings?
+}
+
+/// One recording, from `startRecording` to `didFinishRecordingTo`.
+///
+/// Thread safety: confined to the output's recording queue.
+final class Recording: @unchecked Sendable {  // unchecked: confined to the recording queue.
+    let url: URL
+    let delegate: any CaptureFileOutputRecordingDelegate
+    let connections: [CaptureConnection]
+    var writer: MovieFileWriter?
+    var hasVideoStream = false
+    var hasAudioStream = false
+    var didStart = false
+    var firstTime: MediaTime?
+    var frames = 0
+
+    init(url: URL, delegate: any CaptureFileOutputRecordingDelegate, connections: [CaptureConnection]) {
+        self.url = url
+        self.delegate = delegate
+        self.connections = connections
+    }
+}

@@ -1,0 +1,36 @@
+import Foundation
+
+/// Receives the start and end of each recording of a ``CaptureFileOutput`` (the counterpart of
+/// `AVCaptureFileOutputRecordingDelegate`).
+///
+/// Both methods are called on the output's private serial delegate queue
+/// (``CaptureFileOutput/delegateCallbackQueue``), in order: `didStartRecordingTo` at most once,
+/// when the first sample has been written, then `didFinishRecordingTo` exactly once for every
+/// ``CaptureFileOutput/startRecording(to:recordingDelegate:)`` — even when the recording never
+/// started (``CaptureError/Code/fileAlreadyExists``, ``CaptureError/Code/noDataCaptured``).
+/// When `didFinishRecordingTo` arrives the file is complete: trailer written, fsynced, closed.
+///
+/// An `error` does not always mean the file is lost: check
+/// ``CaptureError/recordingSuccessfullyFinished`` (true when the file is playable, e.g. after
+/// ``CaptureError/Code/maximumDurationReached``).
+///
+/// Thread safety: implementations are `Sendable`; the output holds the delegate strongly until
+/// `didFinishRecordingTo` has been called.
+public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
+    /// The first sample of the recording to `fileURL` has been written.
+    func fileOutput(
+        _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection])
+
+    /// The recording to `outputFileURL` ended; the file is complete. `error` says why it ended,
+    /// if not through ``CaptureFileOutput/stopRecording()`` (or the session stopping).
+    func fileOutput(
+        _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
+        error: CaptureError?)
+}
+
+extension CaptureFileOutputRecordingDelegate {
+    /// Does nothing: implementing `didStartRecordingTo` is optional, as in AVFoundation.
+    public func fileOutput(
+        _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]
+    ) {}
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Synchronization
+
+/// Records the session's video to a movie file (the counterpart of `AVCaptureMovieFileOutput`):
+/// H.264 (default) or HEVC through FFmpeg's libavcodec, or a Motion-JPEG camera's frames as they
+/// are, muxed by libavformat into `.mov` (default), `.mp4` or `.mkv`.
+///
+/// ```swift
+/// let movie = CaptureMovieFileOutput()
+/// if session.canAddOutput(movie) { try session.tryAddOutput(movie) }
+/// session.startRunning()
+/// movie.startRecording(to: URL(fileURLWithPath: "clip.mov"), recordingDelegate: recorder)
+/// // …
+/// movie.stopRecording()   // recorder.fileOutput(_:didFinishRecordingTo:from:error:) follows
+/// ```
+///
+/// The recording contract is ``CaptureFileOutput``'s. Files are crash-safe by default: MOV and MP4
+/// are written fragmented (an index every ``movieFragmentInterval``), so a process killed
+/// mid-recording leaves a file playable up to its last complete fragment; Matroska is written
+/// cluster by cluster.
+///
+/// Thread safety: every member may be used from any thread.
+public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
+    private struct Settings {
+        var fragmentInterval = MediaTime(value: 10, timescale: 1)
+        var metadata: [String: String] = [:]
+        var perConnection: [ObjectIdentifier: MovieOutputSettings] = [:]
+        var failAfterBytes: Int64?
+    }
+    private let settings = Mutex(Settings())
+
+    /// A movie file output that lets at most `bufferBudget` frames wait for the encoder (at least
+    /// 1; default 6) before new ones drop as ``DroppedFrameReason/outOfBuffers``.
+    public override init(bufferBudget: Int = 6) {
+        super.init(bufferBudget: bufferBudget)
+    }
+
+    /// How often a fragment (an index of what came before) is completed in MOV and MP4 files;
+    /// bounds a Matroska file's clusters. Default 10 seconds. ``MediaTime/invalid`` writes one
+    /// index at the end instead (such a file is unreadable if the process dies while recording).
+    /// Applies from the next recording; a zero or negative time is taken as invalid.
+    public var movieFragmentInterval: MediaTime {
+        get { settings.withLock { $0.fragmentInterval } }
+        set { settings.withLock { $0.fragmentInterval = newValue.isNumeric && newValue > .zero ? newValue : .invalid } }
+    }
+
+    /// Container metadata written with each file's header, by libavformat key: `title`,
+    /// `comment`, `artist`, `creation_time` (ISO 8601), `location` (ISO 6709, e.g.
+    /// `+48.8577+002.2950/`) … Unlike AVFoundation's, a change while recording applies from the
+    /// next recording (the header is already written).
+    public var metadata: [String: String] {
+        get { settings.withLock { $0.metadata } }
+        set { settings.withLock { $0.metadata = newValue } }
+    }
+
+    /// The codecs ``setOutputSettings(_:for:)`` accepts now: H.264 and HEVC where this FFmpeg
+    /// build has them, and ``VideoCodecType/jpeg`` when the connected camera delivers Motion-JPEG.
+    public var availableVideoCodecTypes: [VideoCodecType] {
+        var codecs = [VideoCodecType.h264, .hevc].filter { $0.movieCodec.isAvailable }
+        if connection(with: .video)?.device?.formats.contains(where: { $0.pixelFormat == .mjpeg }) ?? false {
+            codecs.append(.jpeg)
+        }
+        return codecs
+    }
+
+    /// The encoding of `connection`'s video (defaults until set).
+    public func outputSettings(for connection: CaptureConnection) -> MovieOutputSettings {
+        settings.withLock { $0.perConnection[ObjectIdentifier(connection)] } ?? MovieOutputSettings()
+    }
+
+    /// Sets how `connection`'s video is encoded; `nil` restores the defaults. Applies from the next
+    /// recording (a change of codec renegotiates the camera's format on a running session).
+    /// Throws ``CaptureError/Code/invalidArgument`` when `connection` is not this output's or the
+    /// settings are out of range, ``CaptureError/Code/unsupportedFormat`` for a codec not in
+    /// ``availableVideoCodecTypes``.
+    public func setOutputSettings(_ outputSettings: MovieOutputSettings?, for connection: CaptureConnection)
+        throws(CaptureError)
+    {
+        guard connections.contains(where: { $0 === connection }) else {
+            throw CaptureError(
+                .invalidArgument, "that connection does not feed this output: pass one of its connections")
+        }
+        if let outputSettings {
+            _ = try outputSettings.movieQuality()
+            guard availableVideoCodecTypes.contains(outputSettings.codec) else {
+                throw CaptureError(
+                    .unsupportedFormat,
+                    "cannot record \(outputSettings.codec) here: available are \(availableVideoCodecTypes.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+        }
+        let key = ObjectIdentifier(connection)
+        let previous = settings.withLock { settings in
+            defer { settings.perConnection[key] = outputSettings }
+            return settings.perConnection[key]
+        }
+        do {
+            try requestDidChange()
+        } catch {
+            settings.withLock { $0.perConnection[key] = previous }
+            throw error
+        }
+    }
+
+    /// For tests: the writer's writes fail with ENOSPC past this many bytes, like a full disk.
+    var failAfterBytesForTesting: Int64? {
+        get { settings.withLock { $0.failAfterBytes } }
+        set { settings.withLock { $0.failAfterBytes = newValue } }
+    }
+
+    // MARK: Writer
+
+    override func makeRequest() -> OutputRequest {
+        let chosen = connection(with: .video).map { outputSettings(for: $0) } ?? MovieOutputSettings()
+        // Passthrough asks for Motion-JPEG natively (zero copy); encoders take NV12 without a copy.
+        return OutputRequest(pixelFormat: chosen.codec == .jpeg ? .mjpeg : .nv12VideoRange, settings: chosen)
+    }
+
+    override func makeWriterOptions() -> MovieWriterOptions {
+        var options = MovieWriterOptions()
+        settings.withLock { settings in
+            options.fragmentInterval = settings.fragmentInterval
+            options.metadata = settings.metadata
+            options.failAfterBytes = settings.failAfterBytes
+        }
+        return options
+    }
+
+    override func videoSettings(for buffer: PixelBuffer, context: FileOutputStreamContext) throws(CaptureError)
+        -> MovieVideoSettings
+    {
+        let chosen = context.settings ?? MovieOutputSettings()
+        if chosen.codec == .jpeg, buffer.pixelFormat != .mjpeg {
+            throw CaptureError(
+                .unsupportedFormat,
+                "Motion-JPEG passthrough needs a camera delivering Motion-JPEG, this one delivers \(buffer.pixelFormat.name): record H.264 instead"
+            )
+        }
+        if chosen.codec != .jpeg, buffer.pixelFormat == .mjpeg {
+            throw CaptureError(
+                .unsupportedFormat,
+                "the camera delivers Motion-JPEG, which cannot be re-encoded here: record it with the .jpeg codec (passthrough)"
+            )
+        }
+        var video = MovieVideoSettings(
+            codec: chosen.codec.movieCodec, width: buffer.width, height: buffer.height,
+            sourcePixelFormat: buffer.pixelFormat)
+        video.quality = try chosen.movieQuality()
+        video.keyframeInterval = chosen.maxKeyFrameInterval
+        video.preset = chosen.encoderPreset
+        if context.frameDuration.isNumeric, context.frameDuration > .zero {
+            video.nominalFrameRate = 1 / context.frameDuration.seconds
+        }
+        return video
+    }
+
+    override func frameToWrite(_ buffer: PixelBuffer, context: FileOutputStreamContext) -> PixelBuffer {
+        guard buffer.pixelFormat == .mjpeg else { return buffer }
+        // HOOK(jpeg-codec): UVC Motion-JPEG frames often lack Huffman tables. Once the JPEG codec
+        // lands, return `JPEGFrame.withStandardHuffmanTables(buffer)` here (the frame itself when
+        // it has its tables, so passthrough stays byte-identical for complete JPEGs).
+        return buffer
+    }
+}

@@ -1,0 +1,109 @@
+import Dispatch
+import Foundation
+import Synchronization
+import Testing
+
+@testable import Viewfinder
+
+/// A recording delegate that logs every call.
+final class FileRecorder: CaptureFileOutputRecordingDelegate {
+    struct Finish: Sendable {
+        var url: URL
+        var error: CaptureError?
+        var connections: Int
+    }
+    let starts = Mutex<[URL]>([])
+    let finishes = Mutex<[Finish]>([])
+    /// Whether a start came after its recording's finish.
+    private let outOfOrder = Atomic<Bool>(false)
+    var sawStartAfterFinish: Bool { outOfOrder.load(ordering: .relaxed) }
+    private let finished = DispatchSemaphore(value: 0)
+
+    func fileOutput(
+        _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]
+    ) {
+        let count = finishes.withLock { $0.count }
+        starts.withLock {
+            if count > $0.count { outOfOrder.store(true, ordering: .relaxed) }
+            $0.append(fileURL)
+        }
+    }
+
+    func fileOutput(
+        _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
+        error: CaptureError?
+    ) {
+        finishes.withLock { $0.append(Finish(url: outputFileURL, error: error, connections: connections.count)) }
+        finished.signal()
+    }
+
+    /// Waits for the next `didFinishRecordingTo`.
+    func waitForFinish(timeout: Double = 30) -> Bool {
+        finished.wait(timeout: .now() + timeout) == .success
+    }
+
+    var finishCount: Int { finishes.withLock { $0.count } }
+    var startCount: Int { starts.withLock { $0.count } }
+    var lastError: CaptureError? { finishes.withLock { $0.last?.error } }
+}
+
+/// Thirty frames a second, at `width` x `height` in `pixelFormat`, only.
+func thirtyFPSFormat(_ pixelFormat: PixelFormat = .nv12VideoRange, _ width: Int = 320, _ height: Int = 240)
+    -> CaptureDevice.Format
+{
+    CaptureDevice.Format(
+        pixelFormat: pixelFormat, width: width, height: height, frameRateRanges: [FrameRateRange(framesPerSecond: 30)])
+}
+
+/// A virtual camera on a manual clock into a movie file output (and optionally more outputs).
+struct MovieRig {
+    let clock = ManualClock()
+    let camera: VirtualCamera
+    let session = CaptureSession(notificationCenter: NotificationCenter())
+    let movie: CaptureMovieFileOutput
+
+    init(
+        format: CaptureDevice.Format = thirtyFPSFormat(), quality: Double? = nil, others: [CaptureOutput] = [],
+        movie: CaptureMovieFileOutput = CaptureMovieFileOutput()
+    ) throws {
+        camera = VirtualCamera(configuration: .init(clock: clock, formats: [format]))
+        self.movie = movie
+        session.beginConfiguration()
+        try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
+        try session.tryAddOutput(movie)
+        for output in others { try session.tryAddOutput(output) }
+        session.commitConfiguration()
+        if let quality {
+            var settings = MovieOutputSettings()
+            settings.quality = quality
+            try movie.setOutputSettings(settings, for: try #require(movie.connection(with: .video)))
+        }
+    }
+
+    /// Starts the session and waits until frame 0 has been recorded.
+    func start() {
+        session.startRunning()
+        #expect(session.isRunning)
+        #expect(clock.waitUntilSleeping())
+        #expect(movie.waitUntilIdle(timeout: 30))
+    }
+
+    /// `count` more frames, one at a time, each waited for until the encoder has taken it.
+    func step(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        for _ in 0..<count {
+            clock.advance(by: .fps(30))
+            #expect(clock.waitUntilSleeping(), sourceLocation: sourceLocation)
+            #expect(movie.waitUntilIdle(timeout: 30), sourceLocation: sourceLocation)
+        }
+    }
+
+    /// Steps until `recorder` has seen a finish, at most `limit` frames; returns the frames stepped.
+    func step(until recorder: FileRecorder, limit: Int) -> Int {
+        var stepped = 0
+        while recorder.finishCount == 0, stepped < limit {
+            step(1)
+            stepped += 1
+        }
+        return stepped
+    }
+}
