@@ -18,6 +18,9 @@ extension CaptureSession {
         public static let hd1280x720 = Preset(rawValue: "hd1280x720")
         /// Exactly 1920x1080.
         public static let hd1920x1080 = Preset(rawValue: "hd1920x1080")
+        /// The camera's largest raw size, whatever its frame rate (for ``CapturePhotoOutput``:
+        /// photos are frames of the stream).
+        public static let photo = Preset(rawValue: "photo")
         /// Keep the device's ``CaptureDevice/activeFormat`` as set under its configuration lock.
         public static let inputPriority = Preset(rawValue: "inputPriority")
 
@@ -36,6 +39,7 @@ extension CaptureSession {
             case .hd1280x720: size = .init(width: 1280, height: 720)
             case .hd1920x1080: size = .init(width: 1920, height: 1080)
             case .high: size = pool.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
+            case .photo: size = raw.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
             case .low: size = raw.min { $0.dimensions.area < $1.dimensions.area }?.dimensions
             case .medium:
                 size =
