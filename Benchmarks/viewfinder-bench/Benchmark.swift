@@ -68,7 +68,7 @@ struct BenchmarkCase {
 enum BenchmarkRegistry {
     static func all(settings: MeasureSettings) -> [BenchmarkCase] {
         ConversionBenchmarks.cases(settings: settings) + PipelineBenchmarks.cases(settings: settings)
-            + ProcessorBenchmarks.cases(settings: settings)
+            + ProcessorBenchmarks.cases(settings: settings) + PhotoBenchmarks.cases(settings: settings)
     }
 }
 

@@ -14,12 +14,13 @@ struct Options {
     var deviceID: String?
     var delegateCost = 0.0
     var simulatedC920 = false
+    var photoPath: String?
 }
 
 let usage = """
     usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
-                           [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920]
+                           [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--photo OUT.jpg]
       --list-devices   print every camera with its formats and exit
       --seconds N      capture for N seconds (default 5), printing a line of figures each second
       --format F       the pixel format to deliver (default: the camera's own, zero-copy)
@@ -27,6 +28,8 @@ let usage = """
       --preset P       the session preset (default high)
       --device ID      capture from the device with this unique ID (see --list-devices)
       --delegate-ms MS make the delegate take MS milliseconds per frame, to watch late frames drop
+      --photo PATH     take one JPEG photo (with EXIF) from the running camera, write it to PATH
+                       and exit
       --simulated-c920 plug in a simulated USB webcam (a Logitech C920's formats) and capture from it
                        through the real V4L2 backend, as on a machine with that camera
     """
@@ -74,6 +77,7 @@ func parse(_ arguments: [String]) -> Options {
             options.preset = preset
         case "--device": options.deviceID = value(argument)
         case "--simulated-c920": options.simulatedC920 = true
+        case "--photo": options.photoPath = value(argument)
         case "--delegate-ms":
             guard let cost = Double(value(argument)), cost >= 0 else { fail("--delegate-ms takes a number ≥ 0") }
             options.delegateCost = cost / 1000
@@ -92,6 +96,29 @@ func parse(_ arguments: [String]) -> Options {
         }
     }
     return options
+}
+
+/// Waits for one photo and keeps its file's bytes (or the error).
+final class PhotoTaker: CapturePhotoCaptureDelegate {
+    let result = Mutex<Result<Data, CaptureError>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+
+    func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?) {
+        let outcome: Result<Data, CaptureError>
+        if let data = photo.fileDataRepresentation(), error == nil {
+            outcome = .success(data)
+        } else {
+            outcome = .failure(error as? CaptureError ?? CaptureError(.conversionFailed, "the photo has no JPEG data"))
+        }
+        result.withLock { $0 = outcome }
+    }
+
+    func photoOutput(
+        _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings,
+        error: (any Error)?
+    ) {
+        done.signal()
+    }
 }
 
 /// Counts frames; optionally pretends to work on each.
@@ -148,6 +175,7 @@ if let id = options.deviceID {
 
 let session = CaptureSession()
 let output = CaptureVideoDataOutput()
+let photoOutput = CapturePhotoOutput()
 let counter = Counter(cost: options.delegateCost)  // outputs hold delegates weakly: keep it alive
 let errorObserver = NotificationCenter.default.addObserver(
     forName: CaptureSession.runtimeErrorNotification, object: session, queue: nil
@@ -163,6 +191,7 @@ do {
     output.videoSettings = options.settings
     output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.frames"))
     try session.addOutput(output)
+    if options.photoPath != nil { try session.addOutput(photoOutput) }
     session.commitConfiguration()
 } catch {
     fail(error.description)
@@ -175,6 +204,30 @@ print(
     "capturing from \(device.localizedName): \(format.pixelFormat.name) \(format.dimensions) at "
         + "\(String(format: "%.0f", 1 / device.activeVideoMinFrameDuration.seconds)) fps, delivering \(delivered) "
         + (output.isZeroCopy ? "(zero-copy)" : "(converted by \(output.conversionEngine?.rawValue ?? "?"))"))
+
+if let path = options.photoPath {
+    let taker = PhotoTaker()  // the output holds its delegate weakly
+    photoOutput.capturePhoto(with: CapturePhotoSettings(), delegate: taker)
+    guard taker.done.wait(timeout: .now() + 10) == .success else { fail("no photo within 10 seconds") }
+    session.stopRunning()
+    switch taker.result.withLock({ $0 }) {
+    case .success(let data):
+        do {
+            try data.write(to: URL(fileURLWithPath: path))
+        } catch {
+            fail("cannot write \(path): \(error)")
+        }
+        let exif = EXIFWriter.read(from: [UInt8](data))
+        print(
+            "wrote \(path): \(data.count) bytes, \(photoOutput.maxPhotoDimensions), taken \(exif?.dateTimeOriginal ?? "?"), "
+                + "orientation \(exif?.orientation.map(String.init) ?? "?")")
+        exit(0)
+    case .failure(let error):
+        fail("the photo failed: \(error.description)")
+    case nil:
+        fail("the photo failed")
+    }
+}
 
 var previous = output.statistics
 let start = Date()
