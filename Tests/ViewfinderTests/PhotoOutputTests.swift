@@ -347,6 +347,49 @@ struct PhotoOutputTests {
     }
 }
 
+/// The README's "Taking photos" example, with the file written where the test says.
+private final class PhotoSaver: CapturePhotoCaptureDelegate {
+    let url: URL
+    let saved = DispatchSemaphore(value: 0)
+    init(url: URL) { self.url = url }
+
+    func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?) {
+        defer { saved.signal() }
+        guard error == nil, let jpeg = photo.fileDataRepresentation() else { return }
+        try? jpeg.write(to: url)  // JPEG with EXIF
+    }
+}
+
+@Suite("Photo output README example")
+struct PhotoReadmeExampleTests {
+    @Test("the README's example writes a JPEG with the settings' metadata")
+    func readmeExample() throws {
+        let clock = ManualClock()
+        let camera = VirtualCamera(
+            configuration: .init(clock: clock, formats: [PhotoTestSupport.format(.nv12VideoRange)]))
+        let session = CaptureSession(notificationCenter: NotificationCenter())
+        try session.addInput(try CaptureDeviceInput(device: camera.device))
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("viewfinder-readme-\(UUID()).jpg")
+        defer { try? FileManager.default.removeItem(at: url) }
+
+        let photos = CapturePhotoOutput()
+        try session.addOutput(photos)
+        session.startRunning()
+        #expect(clock.waitUntilSleeping())
+        let saver = PhotoSaver(url: url)
+        let settings = CapturePhotoSettings(format: [VideoCodecKey: VideoCodecType.jpeg, VideoQualityKey: 0.9])
+        settings.metadata = ["Artist": "Ada"]
+        photos.capturePhoto(with: settings, delegate: saver)
+
+        clock.advance(by: .fps(30))
+        #expect(saver.saved.wait(timeout: .now() + 10) == .success)
+        session.stopRunning()
+        let file = [UInt8](try Data(contentsOf: url))
+        #expect(EXIFWriter.read(from: file)?.artist == "Ada")
+        #expect(try PhotoTestSupport.patternNumber(file, width: 640, height: 480) == 1)
+    }
+}
+
 @Suite("Still image output")
 struct StillImageOutputTests {
     @Test("a JPEG still from the next frame, as a sample buffer holding the file")

@@ -28,7 +28,7 @@ import Synchronization
 ///
 /// Thread safety: every member may be used from any thread.
 public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
-    // unchecked: state lives in the pipeline's Mutex; `highResolution` is a Mutex.
+    // unchecked: state lives in the pipeline's Mutex; `highResolution` is an Atomic.
     /// The uncompressed formats photos can come in.
     static let photoPixelFormats: [PixelFormat] = [.bgra, .nv12VideoRange, .nv12FullRange]
 
