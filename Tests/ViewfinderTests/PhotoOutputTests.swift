@@ -204,6 +204,41 @@ struct PhotoOutputTests {
         rig.session.stopRunning()
     }
 
+    @Test("a frame the engine drops for lack of buffers passes its requests on to the next frame, in order")
+    func droppedFrameServedByNext() throws {
+        let rig = try PhotoRig()
+        rig.start()
+        rig.recorder.blockFirstPhoto()
+        var settings: [CapturePhotoSettings] = []
+        func request() {
+            let next = CapturePhotoSettings()
+            settings.append(next)
+            rig.photos.capturePhoto(with: next, delegate: rig.recorder)
+        }
+        request()
+        rig.nextFrame()  // frame 1: A's photo, whose callback now blocks the output's queue
+        #expect(rig.recorder.blocked.wait(timeout: .now() + 10) == .success)
+        for _ in 0..<4 {
+            request()
+            rig.nextFrame()  // frames 2 and 3 wait; 4 and 5 find no buffer (budget 3)
+        }
+        rig.recorder.release()
+        #expect(rig.photos.waitUntilIdle(timeout: 10))
+        #expect(rig.recorder.finishedCount == 3, "A, B, C; D and E wait for a frame")
+        rig.nextFrame()  // frame 6 serves D and E
+        #expect(rig.recorder.waitForFinished(5))
+        rig.session.stopRunning()
+
+        let ids = settings.map(\.uniqueID)
+        #expect(rig.recorder.events.filter { $0.kind == .didFinishCapture }.map(\.uniqueID) == ids)
+        let sequences = ids.compactMap { rig.recorder.results($0).first?.photo.sequenceNumber }
+        #expect(sequences == [1, 2, 3, 6, 6])
+        for id in ids { #expect(rig.recorder.kinds(id) == PhotoRecorder.expectedOrder) }
+        let stats = rig.photos.statistics
+        #expect(stats.droppedOutOfBuffers == 2 && stats.delivered == 4)
+        #expect(stats.delivered + stats.dropped + stats.rateGated == stats.captured)
+    }
+
     @Test("stopping the session fails what is still waiting")
     func stopFailsPending() throws {
         let rig = try PhotoRig()

@@ -31,6 +31,10 @@ final class PhotoRecorder: CapturePhotoCaptureDelegate {
     }
     private let state = Mutex(State())
     private let finishedSignal = DispatchSemaphore(value: 0)
+    private let gate = DispatchSemaphore(value: 0)
+    private let blocksFirstPhoto = Atomic<Bool>(false)
+    /// Signalled when the first `didFinishProcessingPhoto` blocks (see ``blockFirstPhoto()``).
+    let blocked = DispatchSemaphore(value: 0)
     static let queueKey = DispatchSpecificKey<Int>()
     let queueTag = Int.random(in: 1...Int.max)
 
@@ -59,8 +63,19 @@ final class PhotoRecorder: CapturePhotoCaptureDelegate {
         record(.didCapture, resolvedSettings.uniqueID, nil)
     }
     func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?) {
+        if blocksFirstPhoto.exchange(false, ordering: .relaxed) {
+            blocked.signal()
+            gate.wait()
+        }
         record(.didFinishProcessing, photo.resolvedSettings.uniqueID, error, photo: photo)
     }
+
+    /// Makes the next `didFinishProcessingPhoto` wait (keeping the output's queue busy) until
+    /// ``release()``.
+    func blockFirstPhoto() { blocksFirstPhoto.store(true, ordering: .relaxed) }
+
+    /// Lets a blocked callback go on.
+    func release() { gate.signal() }
     func photoOutput(
         _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings,
         error: (any Error)?
