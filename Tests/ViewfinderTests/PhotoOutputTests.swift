@@ -239,6 +239,38 @@ struct PhotoOutputTests {
         #expect(stats.delivered + stats.dropped + stats.rateGated == stats.captured)
     }
 
+    @Test("the simulated C920 through the V4L2 backend: a photo, then an unplug between request and capture")
+    func simulatedWebcamUnplug() throws {
+        let rig = try SimulatedRig()
+        let device = try rig.device
+        let session = CaptureSession(notificationCenter: NotificationCenter())
+        session.sessionPreset = .vga640x480
+        try session.addInput(try CaptureDeviceInput(device: device))
+        let photos = CapturePhotoOutput()
+        try session.addOutput(photos)
+        let recorder = PhotoRecorder()
+        session.startRunning()
+        defer { session.stopRunning() }
+        #expect(session.isRunning)
+        rig.clock.advance(by: .fps(30))
+        let first = CapturePhotoSettings()
+        photos.capturePhoto(with: first, delegate: recorder)
+        rig.clock.advance(by: .fps(30))
+        #expect(recorder.waitForFinished())
+        let photo = try #require(recorder.results(first.uniqueID).first?.photo)
+        let file = [UInt8](try #require(photo.fileDataRepresentation()))
+        #expect(EXIFWriter.read(from: file)?.model == "HD Pro Webcam C920")
+        #expect(try PhotoTestSupport.patternNumber(file, width: 640, height: 480) == photo.sequenceNumber)
+
+        let second = CapturePhotoSettings()
+        photos.capturePhoto(with: second, delegate: recorder)
+        rig.bus.unplug(rig.camera)
+        #expect(recorder.waitForFinished())
+        #expect(recorder.kinds(second.uniqueID) == PhotoRecorder.expectedOrder)
+        #expect(recorder.events.last?.error?.code == .deviceDisconnected)
+        #expect(recorder.results(second.uniqueID).first?.photo.fileDataRepresentation() == nil)
+    }
+
     @Test("stopping the session fails what is still waiting")
     func stopFailsPending() throws {
         let rig = try PhotoRig()
