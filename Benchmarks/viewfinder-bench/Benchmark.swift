@@ -76,6 +76,7 @@ enum BenchmarkRegistry {
         ConversionBenchmarks.cases(settings: settings) + PipelineBenchmarks.cases(settings: settings)
             + ProcessorBenchmarks.cases(settings: settings)
             + (settings.includesRecording ? RecordingBenchmarks.cases(settings: settings) : [])
+            + PhotoBenchmarks.cases(settings: settings)
     }
 }
 

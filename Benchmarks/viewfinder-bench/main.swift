@@ -116,6 +116,20 @@ func markdown(_ results: [BenchmarkResult]) -> String {
             )
         }
     }
+    let photos = results.filter { $0.group == "photo" }
+    if !photos.isEmpty {
+        if !lines.isEmpty { lines.append("") }
+        lines.append(
+            "| photo | format | size | fps median | µs median | latency p50 µs | latency p99 µs | ffmpeg fps | ×peer | ffmpeg encode-only fps | ×encode-only | note |"
+        )
+        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+        for r in photos {
+            let name = r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name
+            lines.append(
+                "| \(name) | \(r.pixelFormat ?? "–") | \(r.width)x\(r.height) | \(format(r.fpsMedian)) | \(format(r.usPerFrame)) | \(format(r.latencyP50Us)) | \(format(r.latencyP99Us)) | \(format(r.peerFps)) | \(format(r.ratioToPeer, 2)) | \(format(r.peerFilterOnlyFps)) | \(format(r.ratioToPeerFilterOnly, 2)) | \(r.note ?? "") |"
+            )
+        }
+    }
     return lines.joined(separator: "\n")
 }
 

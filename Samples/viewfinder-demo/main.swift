@@ -17,13 +17,14 @@ struct Options {
     var simulatedC920 = false
     var audio = false
     var recordPath: String?
+    var photoPath: String?
 }
 
 let usage = """
     usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
                            [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--audio]
-                           [--record FILE]
+                           [--record FILE] [--photo OUT.jpg]
       --list-devices   print every camera and microphone with its formats and exit
       --audio          capture from the default microphone (the virtual one on a machine without a
                        sound card; --device picks another) and print its levels in dBFS per
@@ -34,9 +35,11 @@ let usage = """
       --preset P       the session preset (default high)
       --device ID      capture from the device with this unique ID (see --list-devices)
       --delegate-ms MS make the delegate take MS milliseconds per frame, to watch late frames drop
+      --photo PATH     take one JPEG photo (with EXIF) from the running camera, write it to PATH
+                       and exit
       --simulated-c920 plug in a simulated USB webcam (a Logitech C920's formats) and capture from it
-      --record FILE    also record H.264 to FILE (.mov, .mp4 or .mkv; never overwritten), printing its figures
                        through the real V4L2 backend, as on a machine with that camera
+      --record FILE    also record H.264 to FILE (.mov, .mp4 or .mkv; never overwritten), printing its figures
     """
 
 func fail(_ message: String) -> Never {
@@ -84,6 +87,7 @@ func parse(_ arguments: [String]) -> Options {
         case "--simulated-c920": options.simulatedC920 = true
         case "--audio": options.audio = true
         case "--record": options.recordPath = value(argument)
+        case "--photo": options.photoPath = value(argument)
         case "--delegate-ms":
             guard let cost = Double(value(argument)), cost >= 0 else { fail("--delegate-ms takes a number ≥ 0") }
             options.delegateCost = cost / 1000
@@ -102,6 +106,29 @@ func parse(_ arguments: [String]) -> Options {
         }
     }
     return options
+}
+
+/// Waits for one photo and keeps its file's bytes (or the error).
+final class PhotoTaker: CapturePhotoCaptureDelegate {
+    let result = Mutex<Result<Data, CaptureError>?>(nil)
+    let done = DispatchSemaphore(value: 0)
+
+    func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?) {
+        let outcome: Result<Data, CaptureError>
+        if let data = photo.fileDataRepresentation(), error == nil {
+            outcome = .success(data)
+        } else {
+            outcome = .failure(error as? CaptureError ?? CaptureError(.conversionFailed, "the photo has no JPEG data"))
+        }
+        result.withLock { $0 = outcome }
+    }
+
+    func photoOutput(
+        _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings,
+        error: (any Error)?
+    ) {
+        done.signal()
+    }
 }
 
 /// Counts frames; optionally pretends to work on each.
@@ -267,6 +294,7 @@ if let id = options.deviceID {
 
 let session = CaptureSession()
 let output = CaptureVideoDataOutput()
+let photoOutput = CapturePhotoOutput()
 let counter = Counter(cost: options.delegateCost)  // outputs hold delegates weakly: keep it alive
 let movie = options.recordPath.map { _ in CaptureMovieFileOutput() }
 let reporter = RecordingReporter()
@@ -285,6 +313,7 @@ do {
     output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.frames"))
     try session.tryAddOutput(output)
     if let movie { try session.tryAddOutput(movie) }
+    if options.photoPath != nil { try session.tryAddOutput(photoOutput) }
     session.commitConfiguration()
 } catch {
     fail(error.description)
@@ -300,6 +329,30 @@ print(
 
 if let movie, let path = options.recordPath {
     movie.startRecording(to: URL(fileURLWithPath: path), recordingDelegate: reporter)
+}
+
+if let path = options.photoPath {
+    let taker = PhotoTaker()  // the output holds its delegate weakly
+    photoOutput.capturePhoto(with: CapturePhotoSettings(), delegate: taker)
+    guard taker.done.wait(timeout: .now() + 10) == .success else { fail("no photo within 10 seconds") }
+    session.stopRunning()
+    switch taker.result.withLock({ $0 }) {
+    case .success(let data):
+        do {
+            try data.write(to: URL(fileURLWithPath: path))
+        } catch {
+            fail("cannot write \(path): \(error)")
+        }
+        let exif = EXIFWriter.read(from: [UInt8](data))
+        print(
+            "wrote \(path): \(data.count) bytes, \(photoOutput.maxPhotoDimensions), taken \(exif?.dateTimeOriginal ?? "?"), "
+                + "orientation \(exif?.orientation.map(String.init) ?? "?")")
+        exit(0)
+    case .failure(let error):
+        fail("the photo failed: \(error.description)")
+    case nil:
+        fail("the photo failed")
+    }
 }
 
 var previous = output.statistics

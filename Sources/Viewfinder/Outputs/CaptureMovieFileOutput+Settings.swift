@@ -1,22 +1,14 @@
-/// A video codec a movie file output can record (the counterpart of `AVVideoCodecType`).
-///
-/// Thread safety: a value type; freely sendable.
-public enum VideoCodecType: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
-    /// H.264 through libx264 (the default).
-    case h264
-    /// HEVC (H.265) through libx265.
-    case hevc
-    /// Motion-JPEG: the camera's JPEG frames recorded as they are (passthrough: no decode, no
-    /// re-encode). Only for cameras that deliver Motion-JPEG.
-    case jpeg
-
-    public var description: String { rawValue }
-
-    var movieCodec: MovieVideoCodec {
+extension VideoCodecType {
+    /// The writer's codec for this type: H.264 through libx264, HEVC through libx265, and JPEG as
+    /// Motion-JPEG passthrough (the camera's JPEG frames recorded as they are: no decode, no
+    /// re-encode; only for cameras that deliver Motion-JPEG). `nil` for types movie outputs do not
+    /// record.
+    var movieCodec: MovieVideoCodec? {
         switch self {
         case .h264: return .h264
         case .hevc: return .hevc
         case .jpeg: return .mjpegPassthrough
+        default: return nil
         }
     }
 }

@@ -56,7 +56,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// The codecs ``setOutputSettings(_:for:)`` accepts now: H.264 and HEVC where this FFmpeg
     /// build has them, and ``VideoCodecType/jpeg`` when the connected camera delivers Motion-JPEG.
     public var availableVideoCodecTypes: [VideoCodecType] {
-        var codecs = [VideoCodecType.h264, .hevc].filter { $0.movieCodec.isAvailable }
+        var codecs = [VideoCodecType.h264, .hevc].filter { $0.movieCodec?.isAvailable == true }
         if connection(with: .video)?.device?.formats.contains(where: { $0.pixelFormat == .mjpeg }) ?? false {
             codecs.append(.jpeg)
         }
@@ -143,7 +143,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
             )
         }
         var video = MovieVideoSettings(
-            codec: chosen.codec.movieCodec, width: buffer.width, height: buffer.height,
+            codec: chosen.codec.movieCodec ?? .h264, width: buffer.width, height: buffer.height,
             sourcePixelFormat: buffer.pixelFormat)
         video.quality = try chosen.movieQuality()
         video.keyframeInterval = chosen.maxKeyFrameInterval

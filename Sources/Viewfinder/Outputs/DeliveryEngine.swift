@@ -261,6 +261,12 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         if wake { wakeUp.add(data: 1) }
     }
 
+    /// A sample the output does not want (a photo output between requests): not counted, never
+    /// queued, but remembered, so the next sample it does pass on is no sequence gap.
+    func skip(_ sample: CapturedSample) {
+        state.withLock { $0.lastSequence = sample.sequenceNumber }
+    }
+
     /// The drop decisions, under the lock.
     private static func accept(
         _ incoming: CapturedSample, context: Context, budget: FrameBudget, connection: CaptureConnection,

@@ -41,13 +41,6 @@ extension Array where Element == PixelFormat {
 )
 public final class CaptureVideoPreviewLayer {}
 
-/// `AVCaptureStillImageOutput` (deprecated by Apple since iOS 10) is not offered.
-@available(
-    *, unavailable,
-    message: "use a CaptureVideoDataOutput and keep the frame you want (or the photo output where available)"
-)
-public final class CaptureStillImageOutput {}
-
 extension CaptureConnection {
     /// `AVCaptureConnection.videoMinFrameDuration` (deprecated by Apple) is not offered.
     @available(

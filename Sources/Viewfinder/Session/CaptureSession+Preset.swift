@@ -18,7 +18,8 @@ extension CaptureSession {
         public static let hd1280x720 = Preset(rawValue: "hd1280x720")
         /// Exactly 1920x1080.
         public static let hd1920x1080 = Preset(rawValue: "hd1920x1080")
-        /// The largest size, for stills (the same choice as ``high`` here).
+        /// The camera's largest raw size, whatever its frame rate (for ``CapturePhotoOutput``:
+        /// photos are frames of the stream).
         public static let photo = Preset(rawValue: "photo")
         /// Exactly 352x288.
         public static let cif352x288 = Preset(rawValue: "cif352x288")
@@ -49,7 +50,8 @@ extension CaptureSession {
             case .iFrame960x540: size = .init(width: 960, height: 540)
             case .iFrame1280x720: size = .init(width: 1280, height: 720)
             case .hd4K3840x2160: size = .init(width: 3840, height: 2160)
-            case .high, .photo: size = pool.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
+            case .high: size = pool.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
+            case .photo: size = raw.max { $0.dimensions.area < $1.dimensions.area }?.dimensions
             case .low: size = raw.min { $0.dimensions.area < $1.dimensions.area }?.dimensions
             case .medium:
                 size =

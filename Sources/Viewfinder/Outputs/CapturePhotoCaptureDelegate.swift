@@ -1,0 +1,56 @@
+/// Hears how a photo request goes (the counterpart of `AVCapturePhotoCaptureDelegate`). Every
+/// method is optional.
+///
+/// For each request, exactly once each and in this order, on one serial queue of the output's
+/// (never the capture thread, never a video data output's queue):
+/// 1. `photoOutput(_:willBeginCaptureFor:)` — the request was accepted (or refused),
+/// 2. `photoOutput(_:willCapturePhotoFor:)` and
+/// 3. `photoOutput(_:didCapturePhotoFor:)` — the frame was taken,
+/// 4. `photoOutput(_:didFinishProcessingPhoto:error:)` — the photo is ready (encoded),
+/// 5. `photoOutput(_:didFinishCaptureFor:error:)` — the request is over.
+///
+/// A request that fails (a reused ``CapturePhotoSettings/uniqueID``, a session not running, an
+/// unusable format, a camera unplugged before a frame came) still gets all five, the last two
+/// with the error. Accepted requests finish in the order they were accepted.
+///
+/// The output holds the delegate weakly, as AVFoundation does: keep it alive until
+/// `didFinishCaptureFor` (one object per request, kept in a collection, is the usual pattern).
+public protocol CapturePhotoCaptureDelegate: AnyObject, Sendable {
+    /// The request was accepted and will be taken from the next frame (also called, first, for a
+    /// refused request).
+    func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor resolvedSettings: CaptureResolvedPhotoSettings)
+    /// The frame for the photo is about to be taken.
+    func photoOutput(_ output: CapturePhotoOutput, willCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings)
+    /// The frame for the photo was taken (play a shutter sound here).
+    func photoOutput(_ output: CapturePhotoOutput, didCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings)
+    /// The photo is ready, or `error` says why there is none.
+    func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?)
+    /// The request is over (always the last call), with the error it failed with, if any.
+    func photoOutput(
+        _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings,
+        error: (any Error)?)
+}
+
+extension CapturePhotoCaptureDelegate {
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, willBeginCaptureFor resolvedSettings: CaptureResolvedPhotoSettings
+    ) {}
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, willCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings
+    ) {}
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, didCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings
+    ) {}
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?
+    ) {}
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings,
+        error: (any Error)?
+    ) {}
+}

@@ -1,0 +1,194 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Takes photos from the running camera stream (the counterpart of `AVCapturePhotoOutput`).
+///
+/// ```swift
+/// let photos = CapturePhotoOutput()
+/// try session.tryAddOutput(photos)
+/// session.startRunning()
+/// photos.capturePhoto(with: CapturePhotoSettings(), delegate: handler)  // handler: CapturePhotoCaptureDelegate
+/// // handler.photoOutput(_:didFinishProcessingPhoto:error:) gets photo.fileDataRepresentation()
+/// ```
+///
+/// How a photo is taken:
+/// - From the first frame that arrives after the request (never one already waiting), without
+///   stopping or reconfiguring the stream: the output asks the device for nothing (no format, no
+///   size, no rate), so it never changes what a video data output negotiates, and other outputs
+///   keep every frame they would have had. Requests waiting together share one frame.
+/// - The frame is encoded only once it became a photo, on the output's own serial queue (never
+///   the capture thread or a video delegate's queue), with libjpeg-turbo; an MJPEG camera's photo
+///   is its own JPEG frame, not re-encoded (the standard Huffman tables added where the camera
+///   leaves them out). EXIF (libexif) holds the capture date and time, the device's make and
+///   model, the pixel size, the orientation from the connection's rotation and mirroring (written
+///   as a tag, pixels are not turned) and the settings' ``CapturePhotoSettings/metadata``.
+/// - Photos are the stream's size: ``maxPhotoDimensions`` is the negotiated format's size. For
+///   the largest photos pick a large format (the `.photo` preset is the camera's largest size).
+///
+/// Thread safety: every member may be used from any thread.
+public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
+    // unchecked: state lives in the pipeline's Mutex; `highResolution` is an Atomic.
+    /// The uncompressed formats photos can come in.
+    static let photoPixelFormats: [PixelFormat] = [.bgra, .nv12VideoRange, .nv12FullRange]
+
+    let pipeline = PhotoCapturePipeline(label: "photo-output")
+
+    /// A photo output.
+    public override init() {
+        super.init()
+    }
+
+    override var acceptedMediaTypes: [MediaType] { [.video] }
+
+    // MARK: Capabilities
+
+    /// The codecs photos can be written with: JPEG.
+    public var availablePhotoCodecTypes: [VideoCodecType] { [.jpeg] }
+
+    /// The pixel formats uncompressed photos can come in: BGRA and NV12 (both ranges).
+    public var availablePhotoPixelFormatTypes: [PixelFormat] { Self.photoPixelFormats }
+
+    /// The flash modes the camera supports: ``CaptureDevice/FlashMode/off`` only (webcams have no
+    /// flash).
+    public var supportedFlashModes: [CaptureDevice.FlashMode] { [.off] }
+
+    /// The size photos are taken at: the negotiated stream's size while the session runs,
+    /// otherwise the connected camera's active format's size (zero with no camera).
+    public var maxPhotoDimensions: CaptureDevice.Dimensions {
+        if let context = pipeline.context { return context.format.dimensions }
+        let device = (connection(with: .video)?.inputPorts.first?.input as? CaptureDeviceInput)?.device
+        return device?.activeFormat.dimensions ?? CaptureDevice.Dimensions(width: 0, height: 0)
+    }
+
+    private let highResolution = Atomic<Bool>(false)
+
+    /// Kept for code ported from AVFoundation, where it allowed photos larger than the video
+    /// stream. Here a photo is always a frame of the running stream and never reconfigures it, so
+    /// the flag changes nothing: photos are ``maxPhotoDimensions``. Default `false`.
+    public var isHighResolutionCaptureEnabled: Bool {
+        get { highResolution.load(ordering: .relaxed) }
+        set { highResolution.store(newValue, ordering: .relaxed) }
+    }
+
+    /// Counters of the frames the output took photos from (frames it did not want are not counted).
+    public var statistics: Statistics { pipeline.statistics }
+
+    // MARK: Taking photos
+
+    /// Takes a photo as `settings` say from the next frame, telling `delegate` (held weakly) how
+    /// it goes, on the output's serial callback queue. Never throws: a request that cannot be
+    /// taken (settings used before, a format or flash mode not available, a session not running,
+    /// no enabled video connection) reaches the delegate's callbacks with the error.
+    public func capturePhoto(with settings: CapturePhotoSettings, delegate: any CapturePhotoCaptureDelegate) {
+        let client = DelegateClient(output: self, delegate: delegate)
+        let (request, refusal) = makeRequest(settings, client: client)
+        pipeline.submit(request, refusal: refusal)
+    }
+
+    func makeRequest(
+        _ settings: CapturePhotoSettings, client: any PhotoRequestClient
+    ) -> (PhotoRequest, CaptureError?) {
+        let snapshot = settings.snapshot
+        let resolved = CaptureResolvedPhotoSettings(
+            uniqueID: settings.uniqueID,
+            photoDimensions: pipeline.context?.format.dimensions ?? .init(width: 0, height: 0),
+            photoCodecType: settings.photoCodecType, photoPixelFormatType: settings.photoPixelFormatType,
+            isFlashEnabled: false, expectedPhotoCount: 1)
+        var refusal = settings.formatError
+        if refusal == nil, snapshot.flashMode != .off {
+            refusal = CaptureError(
+                .invalidArgument, "this camera has no flash: use flashMode .off (see supportedFlashModes)")
+        }
+        if refusal == nil {
+            var probe = EXIFMetadata()
+            do throws(CaptureError) { try probe.apply(snapshot.metadata) } catch { refusal = error }
+        }
+        if refusal == nil {
+            if session?.isRunning != true {
+                refusal = CaptureError(
+                    .sessionNotRunning, "the session is not running: call startRunning() before taking a photo")
+            } else if let connection = connection(with: .video) {
+                if !connection.isEnabled {
+                    refusal = CaptureError(
+                        .invalidArgument, "the photo output's video connection is disabled: enable it to take photos")
+                }
+            } else {
+                refusal = CaptureError(
+                    .noInputs, "the photo output has no video connection: add a camera input to the session")
+            }
+        }
+        let request = PhotoRequest(
+            resolved: resolved, format: settings.resolvedFormat ?? .jpeg(quality: CapturePhotoSettings.defaultQuality),
+            userMetadata: snapshot.metadata, client: client, acceptedAt: .invalid)
+        return (request, refusal)
+    }
+
+    /// Waits until every callback queued so far has run (tests, demos).
+    @discardableResult
+    func waitUntilIdle(timeout: Double) -> Bool { pipeline.waitUntilIdle(timeout: timeout) }
+
+    // MARK: Session hooks
+
+    override func makeRequest() -> OutputRequest { OutputRequest() }
+
+    override func makeStreamContext(
+        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
+    ) throws(CaptureError) -> any Sendable {
+        PhotoStreamContext(format: format, frameDuration: frameDuration)
+    }
+
+    override func install(_ context: any Sendable, isRestart: Bool) {
+        guard let context = context as? PhotoStreamContext else { return }
+        pipeline.install(context, isRestart: isRestart)
+    }
+
+    override func sessionWillStartRunning() { pipeline.resetStatistics() }
+
+    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        pipeline.receive(sample, from: connection)
+    }
+
+    override func streamDidStop() {
+        pipeline.streamDidStop(error: self.stopError())
+    }
+
+    /// Why requests still waiting when the stream stopped failed.
+    func stopError() -> CaptureError {
+        let device = (connection(with: .video)?.inputPorts.first?.input as? CaptureDeviceInput)?.device
+        if let device, !device.isConnected {
+            return CaptureError(
+                .deviceDisconnected,
+                "'\(device.localizedName)' was disconnected before the photo was taken: reconnect it and take it again")
+        }
+        return CaptureError(
+            .sessionNotRunning, "the camera stream stopped before the photo was taken: take it again once it runs")
+    }
+}
+
+/// Forwards a request's callbacks to a photo delegate (held weakly).
+private struct DelegateClient: PhotoRequestClient {
+    weak var output: CapturePhotoOutput?
+    weak var delegate: (any CapturePhotoCaptureDelegate)?
+
+    func willBeginCapture(_ resolved: CaptureResolvedPhotoSettings) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, willBeginCaptureFor: resolved)
+    }
+    func willCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, willCapturePhotoFor: resolved)
+    }
+    func didCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, didCapturePhotoFor: resolved)
+    }
+    func didFinishProcessing(_ photo: CapturePhoto, error: CaptureError?) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, didFinishProcessingPhoto: photo, error: error)
+    }
+    func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, didFinishCaptureFor: resolved, error: error)
+    }
+}

@@ -1,0 +1,213 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// Takes still images from the running camera stream, the older shape of a photo output (the
+/// counterpart of `AVCaptureStillImageOutput`, deprecated there but common in existing code):
+///
+/// ```swift
+/// let stills = CaptureStillImageOutput()
+/// stills.outputSettings = [VideoCodecKey: VideoCodecType.jpeg]
+/// try session.tryAddOutput(stills)
+/// session.startRunning()
+/// stills.captureStillImageAsynchronously(from: stills.connection(with: .video)!) { buffer, error in
+///     guard let buffer, let jpeg = CaptureStillImageOutput.jpegStillImageNSDataRepresentation(buffer) else { return }
+///     try? jpeg.write(to: URL(fileURLWithPath: "still.jpg"))
+/// }
+/// ```
+///
+/// The same machinery as ``CapturePhotoOutput`` (the next frame after the request, EXIF, MJPEG
+/// frames kept as they are). A JPEG still comes as a ``SampleBuffer`` whose image buffer is a
+/// ``PixelFormat/mjpeg`` buffer holding the file's bytes (``PixelBuffer/dataSize`` of them), with
+/// its EXIF fields attached under ``SampleBuffer/AttachmentKey/exifMetadata``; an uncompressed
+/// still (`kCVPixelBufferPixelFormatTypeKey` in ``outputSettings``) holds the pixels.
+///
+/// Thread safety: every member may be used from any thread; completion handlers run on a private
+/// serial queue, one at a time.
+public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
+    // unchecked: the settings are in a Mutex; the rest lives in the pipeline.
+    private let photos = CapturePhotoOutput()
+    private let format = Mutex<CapturePhotoSettings?>(nil)
+
+    /// A still image output writing JPEG.
+    public override init() {
+        super.init()
+    }
+
+    override var acceptedMediaTypes: [MediaType] { [.video] }
+
+    /// What stills are: `[VideoCodecKey: VideoCodecType.jpeg]` (the default; ``VideoQualityKey``
+    /// may be added) or `[kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_32BGRA]` (or an
+    /// NV12 format). Settings that cannot be used make captures fail with the reason.
+    public var outputSettings: [String: Any] {
+        get { format.withLock { $0 }?.format ?? [VideoCodecKey: VideoCodecType.jpeg] }
+        set {
+            let parsed = CapturePhotoSettings(format: newValue)
+            format.withLock { $0 = parsed }
+        }
+    }
+
+    /// The codecs stills can be written with: JPEG.
+    public var availableImageDataCodecTypes: [VideoCodecType] { [.jpeg] }
+
+    /// The uncompressed formats stills can come in (BGRA, NV12).
+    public var availableImageDataCVPixelFormatTypes: [OSType] { CapturePhotoOutput.photoPixelFormats.map(\.rawValue) }
+
+    /// Whether a capture was asked for and has not completed yet.
+    public var isCapturingStillImage: Bool { photos.pipeline.isCapturing }
+
+    /// Takes a still from the next frame of `connection` (one of this output's) and calls
+    /// `completionHandler` with it, or with the error, exactly once, on a private serial queue.
+    public func captureStillImageAsynchronously(
+        from connection: CaptureConnection,
+        completionHandler: @escaping @Sendable (SampleBuffer?, (any Error)?) -> Void
+    ) {
+        let current = format.withLock { $0 }
+        let settings = current.map(CapturePhotoSettings.init(from:)) ?? CapturePhotoSettings()
+        let client = CompletionClient(handler: completionHandler)
+        let (request, refused) = makeRequest(settings, client: client)
+        var refusal = refused
+        if refusal == nil, !connections.contains(where: { $0 === connection }) {
+            refusal = CaptureError(
+                .invalidArgument,
+                "the connection is not one of this still image output's: pass connection(with: .video)")
+        }
+        photos.pipeline.submit(request, refusal: refusal)
+    }
+
+    /// The JPEG file's bytes of a still taken as JPEG; `nil` for other buffers.
+    public static func jpegStillImageNSDataRepresentation(_ jpegSampleBuffer: SampleBuffer) -> Data? {
+        guard let image = jpegSampleBuffer.imageBuffer, image.pixelFormat == .mjpeg, image.dataSize > 0 else {
+            return nil
+        }
+        return Data(bytes: image.baseAddress, count: image.dataSize)
+    }
+
+    /// The request, checked against this output's session and connections.
+    private func makeRequest(
+        _ settings: CapturePhotoSettings, client: any PhotoRequestClient
+    ) -> (PhotoRequest, CaptureError?) {
+        // The photo output is not in the session: borrow this output's session state.
+        let (request, refused) = photos.makeRequest(settings, client: client)
+        var refusal = refused
+        if refusal?.code == .sessionNotRunning || refusal?.code == .noInputs {
+            refusal = nil
+        }
+        if refusal == nil {
+            if session?.isRunning != true {
+                refusal = CaptureError(
+                    .sessionNotRunning, "the session is not running: call startRunning() before capturing a still")
+            } else if let connection = connection(with: .video) {
+                if !connection.isEnabled {
+                    refusal = CaptureError(.invalidArgument, "the still image output's video connection is disabled")
+                }
+            } else {
+                refusal = CaptureError(
+                    .noInputs, "the still image output has no video connection: add a camera input to the session")
+            }
+        }
+        return (request, refusal)
+    }
+
+    // MARK: Session hooks
+
+    override func makeRequest() -> OutputRequest { OutputRequest() }
+
+    override func makeStreamContext(
+        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
+    ) throws(CaptureError) -> any Sendable {
+        PhotoStreamContext(format: format, frameDuration: frameDuration)
+    }
+
+    override func install(_ context: any Sendable, isRestart: Bool) {
+        guard let context = context as? PhotoStreamContext else { return }
+        photos.pipeline.install(context, isRestart: isRestart)
+    }
+
+    override func sessionWillStartRunning() { photos.pipeline.resetStatistics() }
+
+    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        photos.pipeline.receive(sample, from: connection)
+    }
+
+    override func streamDidStop() {
+        let device = (connection(with: .video)?.inputPorts.first?.input as? CaptureDeviceInput)?.device
+        photos.pipeline.streamDidStop(
+            error: device.map { !$0.isConnected } == true
+                ? CaptureError(
+                    .deviceDisconnected,
+                    "'\(device?.localizedName ?? "the camera")' was disconnected before the still was taken: reconnect it and try again"
+                )
+                : CaptureError(
+                    .sessionNotRunning, "the camera stream stopped before the still was taken: try again once it runs"))
+    }
+
+    /// Waits until every completion queued so far has run (tests).
+    @discardableResult
+    func waitUntilIdle(timeout: Double) -> Bool { photos.pipeline.waitUntilIdle(timeout: timeout) }
+}
+
+extension SampleBuffer.AttachmentKey {
+    /// On still-image buffers: the ``EXIFMetadata`` written into (or describing) the image.
+    public static let exifMetadata: SampleBuffer.AttachmentKey = "viewfinder.exif"
+}
+
+/// Turns a request's outcome into one completion call with a sample buffer.
+private struct CompletionClient: PhotoRequestClient {
+    let handler: @Sendable (SampleBuffer?, (any Error)?) -> Void
+
+    func willBeginCapture(_ resolved: CaptureResolvedPhotoSettings) {}
+    func willCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {}
+    func didCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {}
+    func didFinishProcessing(_ photo: CapturePhoto, error: CaptureError?) {
+        if let error {
+            handler(nil, error)
+            return
+        }
+        do throws(CaptureError) {
+            handler(try Self.sampleBuffer(for: photo), nil)
+        } catch {
+            handler(nil, error)
+        }
+    }
+    func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?) {}
+
+    static func sampleBuffer(for photo: CapturePhoto) throws(CaptureError) -> SampleBuffer {
+        let image: PixelBuffer
+        if let pixels = photo.pixelBuffer {
+            image = pixels
+        } else if let jpeg = photo.fileDataRepresentation() {
+            let size = photo.resolvedSettings.photoDimensions
+            let width = max(1, photo.exif.pixelWidth ?? size.width)
+            let height = max(1, photo.exif.pixelHeight ?? size.height)
+            image = JPEGBytes.pixelBuffer(holding: jpeg, width: width, height: height)
+        } else {
+            throw CaptureError(.conversionFailed, "the still has neither pixels nor JPEG data")
+        }
+        return SampleBuffer(
+            imageBuffer: image, presentationTimeStamp: photo.timestamp, duration: .invalid,
+            sequenceNumber: photo.sequenceNumber, attachments: [.exifMetadata: photo.exif], budget: nil)
+    }
+}
+
+/// Memory holding one JPEG file, given back when its pixel buffer goes.
+final class JPEGBytes: PixelMemoryOwner, @unchecked Sendable {
+    // unchecked: the memory is written once, before the buffer holding it is handed out.
+    private let memory: UnsafeMutableRawPointer
+
+    private init(count: Int) {
+        memory = UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 64)
+    }
+
+    deinit { memory.deallocate() }
+
+    func reclaim(slot: Int) {}
+
+    /// A ``PixelFormat/mjpeg`` buffer of a `width` × `height` image holding `jpeg`.
+    static func pixelBuffer(holding jpeg: Data, width: Int, height: Int) -> PixelBuffer {
+        let layout = PlaneLayout(pixelFormat: .mjpeg, width: width, height: height)
+        let owner = JPEGBytes(count: max(jpeg.count, layout.totalBytes, 1))
+        jpeg.copyBytes(to: owner.memory.assumingMemoryBound(to: UInt8.self), count: jpeg.count)
+        return PixelBuffer(memory: owner.memory, layout: layout, dataSize: jpeg.count, owner: owner, slot: 0)
+    }
+}
