@@ -40,9 +40,9 @@ enum RecordingBenchmarks {
         let error = Mutex<CaptureError?>(nil)
         func fileOutput(
             _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
-            error: CaptureError?
+            error: (any Error)?
         ) {
-            self.error.withLock { $0 = error }
+            self.error.withLock { $0 = error as? CaptureError }
             done.signal()
         }
     }

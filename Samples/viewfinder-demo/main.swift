@@ -157,8 +157,9 @@ final class RecordingReporter: CaptureFileOutputRecordingDelegate {
 
     func fileOutput(
         _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
-        error: CaptureError?
+        error: (any Error)?
     ) {
+        let error = error as? CaptureError
         if let error {
             let kept =
                 error.recordingSuccessfullyFinished == true ? "the file is playable" : "nothing usable was written"

@@ -76,3 +76,14 @@ final class NotificationCounter {
         return received
     }
 }
+
+/// Runs `body` on a machine whose only devices are one virtual camera and one virtual
+/// microphone, both paced by `clock`.
+func withVirtualCameraAndMicrophone<T>(clock: ManualClock, _ body: () throws -> T) rethrows -> T {
+    let camera = VirtualCamera(configuration: .init(clock: clock, formats: virtualFormats(width: 640)))
+    let microphone = VirtualMicrophone(configuration: .init(clock: clock))
+    let registry = DeviceRegistry(providers: [
+        FixedProvider(backends: [camera.device.backend, microphone.makeDevice().backend])
+    ])
+    return try DeviceRegistry.$current.withValue(registry) { try body() }
+}

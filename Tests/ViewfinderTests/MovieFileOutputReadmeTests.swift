@@ -20,8 +20,9 @@ private final class Recorder: CaptureFileOutputRecordingDelegate {
 
     func fileOutput(
         _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL,
-        from connections: [CaptureConnection], error: CaptureError?
+        from connections: [CaptureConnection], error: (any Error)?
     ) {
+        let error = error as? CaptureError
         defer { finished.signal() }
         if let error, error.recordingSuccessfullyFinished != true {
             lines.withLock { $0.append("lost: \(error)") }

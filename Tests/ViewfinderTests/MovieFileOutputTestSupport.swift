@@ -31,8 +31,9 @@ final class FileRecorder: CaptureFileOutputRecordingDelegate {
 
     func fileOutput(
         _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
-        error: CaptureError?
+        error: (any Error)?
     ) {
+        let error = error as? CaptureError
         finishes.withLock { $0.append(Finish(url: outputFileURL, error: error, connections: connections.count)) }
         finished.signal()
     }

@@ -82,6 +82,14 @@ public enum JPEGFrame {
         frame.withUnsafeBytes { layout($0)?.hasHuffmanTables ?? false }
     }
 
+    /// Whether the JPEG in `frame` lacks Huffman tables that ``withStandardHuffmanTables(_:)-([UInt8])``
+    /// would add (`false` for a frame that has them, or that is no JPEG it can parse), without
+    /// copying it.
+    static func needsStandardHuffmanTables(_ frame: UnsafeRawBufferPointer) -> Bool {
+        guard let layout = layout(frame) else { return false }
+        return !layout.hasHuffmanTables
+    }
+
     /// The frame with the standard Huffman tables (ITU-T T.81 Annex K.3) inserted just before its
     /// first scan, when it has no DHT segment of its own; otherwise (or when the bytes are not a
     /// well-formed JPEG up to the first scan) the frame unchanged.

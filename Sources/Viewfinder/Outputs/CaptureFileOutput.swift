@@ -60,14 +60,15 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// The format of the session's audio input while its stream runs, `nil` without one: a
     /// recording whose first frame comes while it is set gets an AAC track fed by
-    /// ``recordAudio(_:)``. HOOK(audio): set by the audio stream's install once samples carry
-    /// `AudioChunk`s.
+    /// ``recordAudio(_:)``. Set when the audio stream's context is installed.
     let audioTrackFormat = Mutex<AudioFormat?>(nil)
 
     /// The recording under way. Confined to `recordingQueue`.
     private var current: Recording?
 
     private(set) var videoEngine: DeliveryEngine<FileOutputStreamContext, Void>!
+    /// Delivers the microphone's buffers to the recording queue, in order, beside the video.
+    private(set) var audioEngine: DeliveryEngine<AudioFormat, Void>!
 
     init(bufferBudget: Int = 6) {
         self.bufferBudget = max(1, bufferBudget)
@@ -82,6 +83,16 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             reportDrop: { _ in })
         videoEngine.discardsLateSamples = false
         videoEngine.setCallbackQueue(recordingQueue)
+        audioEngine = DeliveryEngine(
+            label: "movie-file-output.audio",
+            prepare: { [weak self] sample, _, _, _ in
+                if let self, let chunk = sample.audio { self.recordAudio(chunk) }
+                return .ready((), holdsSlot: false)
+            },
+            consume: { _, _ in },
+            reportDrop: { _ in })
+        audioEngine.discardsLateSamples = false
+        audioEngine.setCallbackQueue(recordingQueue)
     }
 
     // MARK: Recording
@@ -105,6 +116,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             status.recordedFrames = 0
         }
         let connections = self.connections
+        let delegate = RecordingDelegateBox(delegate)
         recordingQueue.async { [self] in
             if let current { finish(current, error: nil) }
             status.withLock { $0.pendingStarts -= 1 }
@@ -211,11 +223,23 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     override func makeStreamContext(
         format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
     ) throws(CaptureError) -> any Sendable {
-        FileOutputStreamContext(
+        if let audio = format.audioFormat { return audio }
+        return FileOutputStreamContext(
             format: format, frameDuration: frameDuration, settings: request.settings as? MovieOutputSettings)
     }
 
     override func install(_ context: any Sendable, isRestart: Bool) {
+        if let audio = context as? AudioFormat {
+            // The microphone's stream: its buffers become the AAC track of recordings that start
+            // after this (interleaved 16-bit or float PCM).
+            audioTrackFormat.withLock { $0 = audio }
+            if isRestart || !audioEngine.isStreaming {
+                audioEngine.beginStream(context: audio, budgetLimit: 64)
+            } else {
+                audioEngine.replaceContext(audio)
+            }
+            return
+        }
         guard let context = context as? FileOutputStreamContext else { return }
         if isRestart || !videoEngine.isStreaming {
             videoEngine.beginStream(context: context, budgetLimit: bufferBudget)
@@ -226,21 +250,32 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     override func sessionWillStartRunning() {
         videoEngine.resetStatistics()
+        audioEngine.resetStatistics()
     }
 
     override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
         switch connection.mediaType {
         case .video:
             videoEngine.receive(sample, from: connection)
+        case .audio:
+            audioEngine.receive(sample, from: connection)
         default:
-            // HOOK(audio): when CapturedSample carries `.audio(AudioChunk)`, an audio delivery
-            // engine targeting `recordingQueue` hands each chunk to `recordAudio(_:)`.
             break
         }
     }
 
     override func streamDidStop() {
         videoEngine.endStream(waitingUpTo: 5)
+        audioEngine.endStream(waitingUpTo: 5)
+    }
+
+    override func streamDidStop(mediaType: MediaType) {
+        if mediaType == .audio {
+            audioEngine.endStream(waitingUpTo: 5)
+            audioTrackFormat.withLock { $0 = nil }
+        } else {
+            videoEngine.endStream(waitingUpTo: 5)
+        }
     }
 
     override func sessionDidStopRunning(failure: CaptureError?) {
@@ -345,7 +380,9 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             let delegate = recording.delegate
             let url = recording.url
             let connections = recording.connections
-            delegateCallbackQueue.async { delegate.fileOutput(self, didStartRecordingTo: url, from: connections) }
+            delegateCallbackQueue.async {
+                delegate.delegate.fileOutput(self, didStartRecordingTo: url, from: connections)
+            }
         }
         if limits.1 > 0, writer.bytesMuxed >= limits.1 {
             finish(
@@ -358,7 +395,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Appends interleaved PCM (16-bit or float) to the current recording's audio track, on the
-    /// recording queue. HOOK(audio): called by the audio engine once samples carry `AudioChunk`s.
+    /// recording queue, called by the audio engine for each microphone buffer.
     func recordAudio(_ chunk: AudioChunk) {
         guard let recording = current, let writer = recording.writer, recording.hasAudioStream,
             chunk.format.isInterleaved
@@ -418,7 +455,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         let connections = recording.connections
         let reported = ending
         delegateCallbackQueue.async {
-            delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: reported)
+            delegate.delegate.fileOutput(self, didFinishRecordingTo: url, from: connections, error: reported)
         }
     }
 
@@ -468,7 +505,7 @@ struct FileOutputStreamContext: Sendable {
 /// Thread safety: confined to the output's recording queue.
 final class Recording: @unchecked Sendable {  // unchecked: confined to the recording queue.
     let url: URL
-    let delegate: any CaptureFileOutputRecordingDelegate
+    let delegate: RecordingDelegateBox
     let connections: [CaptureConnection]
     var writer: MovieFileWriter?
     var hasVideoStream = false
@@ -477,9 +514,19 @@ final class Recording: @unchecked Sendable {  // unchecked: confined to the reco
     var firstTime: MediaTime?
     var frames = 0
 
-    init(url: URL, delegate: any CaptureFileOutputRecordingDelegate, connections: [CaptureConnection]) {
+    init(url: URL, delegate: RecordingDelegateBox, connections: [CaptureConnection]) {
         self.url = url
         self.delegate = delegate
         self.connections = connections
     }
+}
+
+/// Carries a recording delegate to the delegate queue. Delegates need not be `Sendable` (as in
+/// AVFoundation, whose delegate protocols do not require it, so a ported class with mutable state
+/// conforms unchanged).
+// unchecked: the delegate is only ever called on the output's serial delegate queue, one call at
+// a time, and the box never touches it otherwise.
+final class RecordingDelegateBox: @unchecked Sendable {
+    let delegate: any CaptureFileOutputRecordingDelegate
+    init(_ delegate: any CaptureFileOutputRecordingDelegate) { self.delegate = delegate }
 }

@@ -10,13 +10,16 @@ import Foundation
 /// started (``CaptureError/Code/fileAlreadyExists``, ``CaptureError/Code/noDataCaptured``).
 /// When `didFinishRecordingTo` arrives the file is complete: trailer written, fsynced, closed.
 ///
-/// An `error` does not always mean the file is lost: check
+/// An `error` does not always mean the file is lost: it is a ``CaptureError`` (typed `any Error`,
+/// as in AVFoundation, so ported delegates conform unchanged); check its
 /// ``CaptureError/recordingSuccessfullyFinished`` (true when the file is playable, e.g. after
-/// ``CaptureError/Code/maximumDurationReached``).
+/// ``CaptureError/Code/maximumDurationReached``), as AVFoundation code reads
+/// `AVErrorRecordingSuccessfullyFinishedKey`.
 ///
-/// Thread safety: implementations are `Sendable`; the output holds the delegate strongly until
-/// `didFinishRecordingTo` has been called.
-public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
+/// Thread safety: implementations need not be `Sendable` (AVFoundation's protocol does not ask
+/// it): the output calls them only on its serial delegate queue, one call at a time. It holds
+/// the delegate strongly until `didFinishRecordingTo` has been called.
+public protocol CaptureFileOutputRecordingDelegate: AnyObject {
     /// The first sample of the recording to `fileURL` has been written.
     func fileOutput(
         _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection])
@@ -25,7 +28,7 @@ public protocol CaptureFileOutputRecordingDelegate: AnyObject, Sendable {
     /// if not through ``CaptureFileOutput/stopRecording()`` (or the session stopping).
     func fileOutput(
         _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
-        error: CaptureError?)
+        error: (any Error)?)
 }
 
 extension CaptureFileOutputRecordingDelegate {

@@ -156,9 +156,12 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
 
     override func frameToWrite(_ buffer: PixelBuffer, context: FileOutputStreamContext) -> PixelBuffer {
         guard buffer.pixelFormat == .mjpeg else { return buffer }
-        // HOOK(jpeg-codec): UVC Motion-JPEG frames often lack Huffman tables. Once the JPEG codec
-        // lands, return `JPEGFrame.withStandardHuffmanTables(buffer)` here (the frame itself when
-        // it has its tables, so passthrough stays byte-identical for complete JPEGs).
-        return buffer
+        // UVC Motion-JPEG frames often lack Huffman tables, which players other than FFmpeg's
+        // need: add the standard ones. A frame that has its tables (or is no JPEG this can parse)
+        // is written as it is, so passthrough stays byte-identical for complete JPEGs.
+        let frame = UnsafeRawBufferPointer(start: buffer.baseAddress, count: buffer.dataSize)
+        guard JPEGFrame.needsStandardHuffmanTables(frame) else { return buffer }
+        let completed = JPEGFrame.withStandardHuffmanTables([UInt8](frame))
+        return JPEGBytes.pixelBuffer(holding: Data(completed), width: buffer.width, height: buffer.height)
     }
 }

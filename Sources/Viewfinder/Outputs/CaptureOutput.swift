@@ -94,6 +94,10 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
     /// handed over, unless called from inside this output's own callbacks.
     func streamDidStop() {}
 
+    /// The stream carrying `mediaType` to this output stopped. An output fed by several devices
+    /// (a camera and a microphone) hears of each apart; by default this is ``streamDidStop()``.
+    func streamDidStop(mediaType: MediaType) { streamDidStop() }
+
     /// The session stopped running — ``CaptureSession/stopRunning()``, or because of `failure` —
     /// after every stream stopped (not called for the restarts of a commit).
     func sessionDidStopRunning(failure: CaptureError?) {}

@@ -500,7 +500,7 @@ public final class CaptureSession: @unchecked Sendable {
             for connection in connections { connection.setActive(true) }
             return stream
         } catch {
-            for output in outputs { output.streamDidStop() }
+            DeviceStream.streamsDidStop(connections)
             DeviceStream.release(device, from: ObjectIdentifier(self))
             throw error
         }
@@ -750,8 +750,21 @@ final class DeviceStream: DeviceStreamSink {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
         device.backend.stopStreaming()
         for connection in connections { connection.setActive(false) }
-        for output in outputs { output.streamDidStop() }
+        Self.streamsDidStop(connections)
         Self.release(device, from: sessionID)
+    }
+
+    /// Tells each output of `connections` that its stream of each media type stopped (once per
+    /// output and media type).
+    static func streamsDidStop(_ connections: [CaptureConnection]) {
+        var told: [(CaptureOutput, MediaType)] = []
+        for connection in connections {
+            guard let output = connection.output,
+                !told.contains(where: { $0.0 === output && $0.1 == connection.mediaType })
+            else { continue }
+            told.append((output, connection.mediaType))
+            output.streamDidStop(mediaType: connection.mediaType)
+        }
     }
 
     /// Releases `device` from the session with identity `sessionID` and lets the sessions that
