@@ -498,8 +498,65 @@ private func isListening(port: Int) -> Bool {
     }
 }
 
+/// Whether a UDP socket is bound to 127.0.0.1:`port` (an SRT listener).
+private func isBoundUDP(port: Int) -> Bool {
+    guard let table = try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8) else { return false }
+    let local = String(format: ":%04X", port)
+    return table.split(separator: "\n").contains { line in
+        let fields = line.split(separator: " ")
+        return fields.count > 1 && fields[1].hasSuffix(local)
+    }
+}
+
 @Suite("Movie file output: publishing")
 struct MoviePublishingTests {
+    @Test(
+        "recording to an srt:// URL publishes MPEG-TS to an ffmpeg SRT listener on loopback",
+        .enabled(if: FFmpegTools.ffmpeg != nil && FFmpegTools.ffprobe != nil, FFmpegTools.missing))
+    func srtLoopback() throws {
+        let scratch = try MovieScratch()
+        defer { scratch.remove() }
+        let port = Int.random(in: 20_000...40_000)
+        let received = scratch.url("received.ts")
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: try #require(FFmpegTools.ffmpeg))
+        // ffmpeg's listener reports an I/O error when the caller hangs up; what it wrote stays.
+        listener.arguments = [
+            "-v", "error", "-nostdin", "-i", "srt://127.0.0.1:\(port)?mode=listener&listen_timeout=30000000&latency=0",
+            "-c", "copy", "-f", "mpegts", "-y", received.path,
+        ]
+        listener.standardError = FileHandle.nullDevice
+        try listener.run()
+        defer { if listener.isRunning { listener.terminate() } }
+        // An external process: no clock to inject; poll for its socket, bounded.
+        var polls = 0
+        while !isBoundUDP(port: port), polls < 500, listener.isRunning {
+            usleep(10_000)
+            polls += 1
+        }
+        try #require(isBoundUDP(port: port), "ffmpeg did not listen on UDP port \(port)")
+
+        let rig = try MovieRig()
+        let recorder = FileRecorder()
+        let url = try #require(URL(string: "srt://127.0.0.1:\(port)?mode=caller&latency=0"))
+        rig.movie.startRecording(to: url, recordingDelegate: recorder)
+        rig.start()
+        rig.step(59)
+        rig.movie.stopRecording()
+        #expect(recorder.waitForFinish())
+        rig.session.stopRunning()
+        #expect(recorder.startCount == 1)
+        #expect(recorder.lastError == nil)
+        listener.waitUntilExit()
+
+        let probe = try #require(try FFmpegTools.probe(received))
+        #expect(probe.codecName == "h264")
+        // Latency 0: SRT hands packets on at once instead of holding them for its 120 ms default,
+        // which a caller hanging up after a burst would cut. SRT may still lose a tail.
+        #expect(probe.frameCount >= 30 && probe.frameCount <= 60, "\(probe.frameCount) of 60 frames arrived")
+        #expect(probe.packetTimes.isStrictlyIncreasing)
+    }
+
     @Test(
         "recording to an rtmp:// URL publishes to an ffmpeg listener on loopback",
         .enabled(if: FFmpegTools.ffmpeg != nil && FFmpegTools.ffprobe != nil, FFmpegTools.missing))
