@@ -98,9 +98,10 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     // MARK: Recording
 
     /// Starts recording to `outputFileURL` — a file URL, whose extension picks the container
-    /// (`.mov` (default), `.mp4`, `.mkv`), or a streaming server's `rtmp://` URL (FLV; tested
-    /// against an ffmpeg listener on loopback; `srt://` and `rtsp://` go through libavformat the
-    /// same way, untested here) — telling `delegate` when the recording starts and ends.
+    /// (`.mov` (default), `.mp4`, `.mkv`), or a streaming server's `rtmp://` (FLV) or `srt://`
+    /// (MPEG-TS) URL (both tested against ffmpeg listeners on loopback; `rtsp://` goes through
+    /// libavformat the same way, untested here) — telling `delegate` when the recording starts and
+    /// ends.
     /// A recording already under way is finished first (without error). Never overwrites: an
     /// existing file ends the new recording at once with ``CaptureError/Code/fileAlreadyExists``.
     /// The output holds `delegate` until its `didFinishRecordingTo` has been called.
