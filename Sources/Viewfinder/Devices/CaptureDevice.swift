@@ -190,7 +190,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
 
     /// Whether the device supports a session preset.
     public func supportsSessionPreset(_ preset: CaptureSession.Preset) -> Bool {
-        preset == .inputPriority || preset.bestFormat(in: formats) != nil
+        preset == .inputPriority || preset.candidates(in: formats, decoding: true)?.isEmpty == false
     }
 
     public var description: String { "\(localizedName) [\(uniqueID)]" }

@@ -64,7 +64,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         self.bufferBudget = max(1, bufferBudget)
         super.init()
         engine = DeliveryEngine(
-            label: "video-data-output",
+            label: "video-data-output", staging: MJPEGDecodeStep.staging(),
             prepare: { sample, pipeline, budget, _ in
                 guard let image = sample.image else { return .dropped(.droppedByProcessor("not video")) }
                 switch pipeline.chain.run(image, of: sample) {
