@@ -11,7 +11,9 @@
 /// that needs only scaling is preferred even when scaling it reads more. Formats a driver only
 /// emulates in software cost a slow software pass and a colour conversion. Motion-JPEG costs
 /// Viewfinder's own decode (``decodePerMegapixel``, on the same scale), so native decoding beats
-/// libv4l2's emulation of the same frames and a raw mode that cannot keep the rate; a format the
+/// libv4l2's emulation of the same frames (which decodes them too, more slowly, before its own
+/// pass) and a raw mode that cannot keep the rate; a raw format that keeps the rate and needs one
+/// conversion is preferred to decoding; a format the
 /// output asks for as it is stays zero-copy. Formats that cannot reach the frame rate — the one
 /// asked, or when none is asked the best the preset's candidates reach up to
 /// ``defaultFrameRate`` — or that nothing can turn into what is asked cost far more. Ties go to
@@ -44,12 +46,18 @@ enum FormatNegotiator {
         // one to keep; a format slower than that (raw YUYV at 5 fps) is too slow.
         let defaultRate = min(defaultFrameRate, candidates.map(\.maxFrameRate).max() ?? 0)
 
+        let sizesWithJPEG = Set(
+            device.formats.filter { $0.pixelFormat == .mjpeg && !$0.isEmulated }.map(\.dimensions))
         var best: (cost: Double, bytes: Int, choice: Choice)?
         for format in candidates {
             let megabytes =
                 Double(format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height))
                 / 1e6
             var cost = format.isEmulated ? emulationPass * megabytes + colourConversion : 0
+            if format.isEmulated && sizesWithJPEG.contains(format.dimensions) {
+                // libv4lconvert makes it from the camera's JPEG: a decode (slower than ours) first.
+                cost += decodeCost(format.dimensions)
+            }
             for request in requests {
                 cost += conversionCost(from: format, to: request)
             }
@@ -91,6 +99,13 @@ enum FormatNegotiator {
     /// at 30 fps).
     static let defaultFrameRate = 30.0
 
+    /// What decoding one Motion-JPEG frame of `size` costs: the decoder's work and, as for any
+    /// change of format, ``colourConversion`` (JPEG's quantisation is lossier than rounding), so a
+    /// raw format that keeps the rate and converts in one pass is preferred.
+    static func decodeCost(_ size: CaptureDevice.Dimensions) -> Double {
+        decodePerMegapixel * Double(size.width * size.height) / 1e6 + colourConversion
+    }
+
     /// What delivering `format` to `request` costs: the decode and conversions its chain would
     /// make.
     static func conversionCost(from format: CaptureDevice.Format, to request: OutputRequest) -> Double {
@@ -106,8 +121,7 @@ enum FormatNegotiator {
             // Decode (straight to what the chain wants first), then convert from there.
             let first = accepted.isEmpty || accepted.contains(target) ? target : accepted[0]
             let decoded = MJPEGDecodeStep.decodedFormat(for: first)
-            let megapixels = Double(format.dimensions.width * format.dimensions.height) / 1e6
-            var decode = decodePerMegapixel * megapixels
+            var decode = decodeCost(format.dimensions)
             if decoded != .nv12FullRange && decoded != .i420 {
                 // Beyond planar Y'CbCr: a colour conversion (BGRA) or a range mapping of NV12.
                 decode += colourConversion * (decoded == .bgra ? 1 : 0.25)
