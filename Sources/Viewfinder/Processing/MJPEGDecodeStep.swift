@@ -41,6 +41,8 @@ final class MJPEGDecodeStep: @unchecked Sendable {  // unchecked: a lane's decod
     let pool: PixelBufferPool
     private let decoders: [JPEGDecoder]
     private let failureCount = Atomic<Int>(0)
+    /// Frames each lane decoded (for tests of the two-core split).
+    private let laneCounts: Mutex<[Int]>
 
     /// A step decoding to `format` with `lanes` decoders (at least 1) and a pool of `capacity`.
     init(format: FrameFormat, lanes: Int, capacity: Int) throws(CaptureError) {
@@ -49,6 +51,7 @@ final class MJPEGDecodeStep: @unchecked Sendable {  // unchecked: a lane's decod
             decoders.append(try JPEGDecoder(width: format.width, height: format.height, pixelFormat: format.pixelFormat))
         }
         self.decoders = decoders
+        laneCounts = Mutex(Array(repeating: 0, count: decoders.count))
         self.format = format
         // One more than the budget: a frame decoded ahead may wait while every slot is delivered.
         pool = try PixelBufferPool(
@@ -61,12 +64,17 @@ final class MJPEGDecodeStep: @unchecked Sendable {  // unchecked: a lane's decod
     /// Frames that could not be decoded so far.
     var failures: Int { failureCount.load(ordering: .relaxed) }
 
+    /// How many frames each lane has decoded (successfully or not).
+    var decodesPerLane: [Int] { laneCounts.withLock { $0 } }
+
     /// Decodes `frame` (a ``PixelFormat/mjpeg`` buffer) with lane `lane`'s decoder (taken modulo
     /// the lane count) into a buffer from the pool.
     func decode(_ frame: PixelBuffer, lane: Int) -> Result<PixelBuffer, Drop> {
         guard let destination = pool.makePixelBuffer() else { return .failure(Drop(reason: .outOfBuffers)) }
+        let lane = lane % decoders.count
+        laneCounts.withLock { $0[lane] += 1 }
         do {
-            try decoders[lane % decoders.count].decode(frame, into: destination)
+            try decoders[lane].decode(frame, into: destination)
             return .success(destination)
         } catch {
             failureCount.add(1, ordering: .relaxed)
