@@ -36,6 +36,8 @@ struct BenchmarkResult: Encodable {
     var allocationsPerFrame: Double?
     var latencyP50Us: Double?
     var latencyP99Us: Double?
+    /// Process CPU time per frame, in milliseconds (MJPEG decoding).
+    var cpuMsPerFrame: Double?
     var note: String?
 }
 
@@ -68,7 +70,7 @@ struct BenchmarkCase {
 enum BenchmarkRegistry {
     static func all(settings: MeasureSettings) -> [BenchmarkCase] {
         ConversionBenchmarks.cases(settings: settings) + PipelineBenchmarks.cases(settings: settings)
-            + ProcessorBenchmarks.cases(settings: settings)
+            + ProcessorBenchmarks.cases(settings: settings) + MJPEGBenchmarks.cases(settings: settings)
     }
 }
 
