@@ -179,7 +179,7 @@ enum MJPEGBenchmarks {
             }
             deinit {
                 tjDestroy(handle)
-                planes.forEach { $0.deallocate() }
+                for plane in planes { plane.deallocate() }
                 argb.deallocate()
             }
         }

@@ -83,10 +83,13 @@ struct MJPEGDeliveryTests {
     @Test("a raw camera refuses .mjpeg: the video data output does not encode; scaling JPEG is refused too")
     func mjpegOnRawCameraRefused() throws {
         let rig = try Rig(
-            camera: .init(clock: ManualClock(), formats: virtualFormats(.nv12VideoRange)), delegate: RecordingDelegate())
+            camera: .init(clock: ManualClock(), formats: virtualFormats(.nv12VideoRange)), delegate: RecordingDelegate()
+        )
         rig.start()
         defer { rig.session.stopRunning() }
-        let error = #expect(throws: CaptureError.self) { try rig.output.setVideoSettings(VideoSettings(pixelFormat: .mjpeg)) }
+        let error = #expect(throws: CaptureError.self) {
+            try rig.output.setVideoSettings(VideoSettings(pixelFormat: .mjpeg))
+        }
         #expect(error?.code == .unsupportedPixelFormat)
         #expect(error?.message.contains("does not encode") == true)
         #expect(rig.output.videoSettings.isEmpty, "the old settings stay")
@@ -176,7 +179,8 @@ struct MJPEGDeliveryTests {
     func fuzz() throws {
         let seconds = Double(ProcessInfo.processInfo.environment["VIEWFINDER_FUZZ_SECONDS"] ?? "") ?? 10
         let delegate = RecordingDelegate(readsPattern: false)
-        let feed = try MJPEGFeed(width: 320, height: 240, settings: VideoSettings(), bufferBudget: 8, delegate: delegate)
+        let feed = try MJPEGFeed(
+            width: 320, height: 240, settings: VideoSettings(), bufferBudget: 8, delegate: delegate)
         let seeds = try JPEGVariant.all.enumerated().map { try $1.frame(UInt64($0), width: 320, height: 240) }
         var random = SplitMix64(seed: 0x5EED_F00D)
         let deadline = Date(timeIntervalSinceNow: seconds)

@@ -54,7 +54,9 @@ struct MJPEGNegotiationTests {
         for preset in [CaptureSession.Preset.high, .hd1280x720] {
             for format in [nil, PixelFormat.i420, .nv12VideoRange, .bgra] {
                 let choice = try pick(device, preset, format)
-                #expect(choice.format.pixelFormat == .mjpeg && !choice.format.isEmulated, "\(preset) \(String(describing: format))")
+                #expect(
+                    choice.format.pixelFormat == .mjpeg && !choice.format.isEmulated,
+                    "\(preset) \(String(describing: format))")
             }
         }
     }

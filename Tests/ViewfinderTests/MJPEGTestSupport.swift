@@ -16,7 +16,9 @@ final class JPEGFrameMemory: PixelMemoryOwner, @unchecked Sendable {  // uncheck
     /// A ``PixelFormat/mjpeg`` buffer holding `bytes` (its ``PixelBuffer/dataSize``).
     static func buffer(_ bytes: [UInt8], width: Int, height: Int) -> PixelBuffer {
         let owner = JPEGFrameMemory(count: bytes.count)
-        bytes.withUnsafeBytes { if let base = $0.baseAddress { owner.memory.copyMemory(from: base, byteCount: $0.count) } }
+        bytes.withUnsafeBytes {
+            if let base = $0.baseAddress { owner.memory.copyMemory(from: base, byteCount: $0.count) }
+        }
         return PixelBuffer(
             memory: owner.memory, layout: PlaneLayout(pixelFormat: .mjpeg, width: width, height: height),
             dataSize: bytes.count, owner: owner, slot: 0)

@@ -48,7 +48,8 @@ final class MJPEGDecodeStep: @unchecked Sendable {  // unchecked: a lane's decod
     init(format: FrameFormat, lanes: Int, capacity: Int) throws(CaptureError) {
         var decoders: [JPEGDecoder] = []
         for _ in 0..<max(1, lanes) {
-            decoders.append(try JPEGDecoder(width: format.width, height: format.height, pixelFormat: format.pixelFormat))
+            decoders.append(
+                try JPEGDecoder(width: format.width, height: format.height, pixelFormat: format.pixelFormat))
         }
         self.decoders = decoders
         laneCounts = Mutex(Array(repeating: 0, count: decoders.count))
