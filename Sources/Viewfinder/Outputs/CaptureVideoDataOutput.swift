@@ -25,6 +25,8 @@ import Synchronization
 ///   (counted as rate-gated).
 /// - Every frame is accounted for: see ``Statistics``.
 /// - Drop decisions come before conversion: a frame that will be dropped is never converted.
+/// - Motion-JPEG frames decode on two lanes (two cores): while a frame decodes, the next accepted
+///   one may start decoding on the other lane and is then no longer replaced as late.
 ///
 /// Thread safety: every member may be used from any thread; changes apply between frames.
 public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
