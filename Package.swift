@@ -84,7 +84,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "viewfinder-bench",
-            dependencies: ["Viewfinder", "CSwscale", "CSwresample", "CFFmpeg", "CYUV", "CAllocCounter"],
+            dependencies: ["Viewfinder", "CSwscale", "CSwresample", "CFFmpeg", "CYUV", "CTurboJPEG", "CAllocCounter"],
             path: "Benchmarks/viewfinder-bench"
         ),
         // Test helper: records until killed (the crash-safety test SIGKILLs it).

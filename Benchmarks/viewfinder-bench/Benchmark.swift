@@ -36,7 +36,7 @@ struct BenchmarkResult: Encodable {
     var allocationsPerFrame: Double?
     var latencyP50Us: Double?
     var latencyP99Us: Double?
-    /// CPU time (all threads) per recorded frame, in milliseconds (recording benchmarks).
+    /// CPU time (all threads) per recorded frame, in milliseconds (recording and MJPEG benchmarks).
     var cpuMsPerFrame: Double?
     /// The peer's CPU time per frame, in milliseconds (recording benchmarks).
     var peerCpuMsPerFrame: Double?
@@ -76,7 +76,7 @@ enum BenchmarkRegistry {
         ConversionBenchmarks.cases(settings: settings) + PipelineBenchmarks.cases(settings: settings)
             + ProcessorBenchmarks.cases(settings: settings)
             + (settings.includesRecording ? RecordingBenchmarks.cases(settings: settings) : [])
-            + PhotoBenchmarks.cases(settings: settings)
+            + PhotoBenchmarks.cases(settings: settings) + MJPEGBenchmarks.cases(settings: settings)
     }
 }
 

@@ -130,6 +130,19 @@ func markdown(_ results: [BenchmarkResult]) -> String {
             )
         }
     }
+    let decoders = results.filter { $0.group == "mjpeg" }
+    if !decoders.isEmpty {
+        if !lines.isEmpty { lines.append("") }
+        lines.append(
+            "| MJPEG decode | size → format | contender | threads | fps min | fps median | CPU-ms/frame | ×TurboJPEG alone (fps) | ×1 core | frames |"
+        )
+        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
+        for r in decoders {
+            lines.append(
+                "| \(r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name) | \(r.width)x\(r.height) → \(r.pixelFormat ?? "–") | \(r.engine ?? "–") | \(r.threads ?? 1) | \(format(r.fpsMin)) | \(format(r.fpsMedian)) | \(format(r.cpuMsPerFrame, 2)) | \(format(r.ratioToFloor, 2)) | \(format(r.ratioToPeer, 2)) | \(r.note ?? "") |"
+            )
+        }
+    }
     return lines.joined(separator: "\n")
 }
 

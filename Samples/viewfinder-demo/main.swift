@@ -21,7 +21,7 @@ struct Options {
 }
 
 let usage = """
-    usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|native]
+    usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|mjpeg|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
                            [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--audio]
                            [--record FILE] [--photo OUT.jpg]
@@ -30,7 +30,8 @@ let usage = """
                        sound card; --device picks another) and print its levels in dBFS per
                        channel each second
       --seconds N      capture for N seconds (default 5), printing a line of figures each second
-      --format F       the pixel format to deliver (default: the camera's own, zero-copy)
+      --format F       the pixel format to deliver (default: the camera's own, zero-copy; MJPEG decoded
+                       to full-range NV12; mjpeg: the camera's JPEG bytes)
       --size WxH       scale delivered frames to W x H
       --preset P       the session preset (default high)
       --device ID      capture from the device with this unique ID (see --list-devices)
@@ -70,7 +71,8 @@ func parse(_ arguments: [String]) -> Options {
             case "yuyv": format = .yuyv
             case "i420": format = .i420
             case "native": format = nil
-            case let other: fail("unknown format '\(other)': use bgra, nv12, nv12full, yuyv, i420 or native")
+            case "mjpeg": format = .mjpeg
+            case let other: fail("unknown format '\(other)': use bgra, nv12, nv12full, yuyv, i420, mjpeg or native")
             }
         case "--size":
             let parts = value(argument).split(separator: "x").compactMap { Int($0) }
@@ -326,7 +328,11 @@ let delivered = output.deliveredFormat.map { "\($0.pixelFormat.name) \($0.size)"
 print(
     "capturing from \(device.localizedName): \(format.pixelFormat.name) \(format.dimensions) at "
         + "\(String(format: "%.0f", 1 / device.activeVideoMinFrameDuration.seconds)) fps, delivering \(delivered) "
-        + (output.isZeroCopy ? "(zero-copy)" : "(converted by \(output.conversionEngine?.rawValue ?? "?"))"))
+        + (output.isZeroCopy
+            ? "(zero-copy)"
+            : format.pixelFormat == .mjpeg
+                ? "(decoded by libjpeg-turbo\(output.conversionEngine.map { ", converted by \($0.rawValue)" } ?? ""))"
+                : "(converted by \(output.conversionEngine?.rawValue ?? "?"))"))
 
 if let movie, let path = options.recordPath {
     movie.startRecording(to: URL(fileURLWithPath: path), recordingDelegate: reporter)
@@ -370,8 +376,9 @@ while true {
     print(
         String(
             format:
-                "%5.1fs  %6.1f fps delivered  dropped late %d, out of buffers %d, discontinuity %d  latency p50 %.0f µs p99 %.0f µs",
+                "%5.1fs  %6.1f fps delivered  dropped late %d, out of buffers %d, discontinuity %d, by processors/decoder %d  latency p50 %.0f µs p99 %.0f µs",
             Date().timeIntervalSince(start), fps, now.droppedLate, now.droppedOutOfBuffers, now.droppedDiscontinuity,
+            now.droppedByProcessor,
             latency.p50, latency.p99))
     if let movie {
         let figures = movie.statistics

@@ -410,15 +410,7 @@ extension SimulatedUVCCamera {
     private func render(into index: Int, sequence: UInt32, _ state: inout State) {
         let memory = state.buffers[index].memory
         guard let format = V4L2FourCC.pixelFormat(state.fourCC), !format.isCompressed else {
-            // A JPEG-framed payload: SOI, the sequence number, EOI.
-            let bytes = memory.address.assumingMemoryBound(to: UInt8.self)
-            let size = min(memory.length, max(64, Int(state.sizeImage) / 10))
-            bytes[0] = 0xFF
-            bytes[1] = 0xD8
-            withUnsafeBytes(of: sequence.littleEndian) { for (i, b) in $0.enumerated() { bytes[2 + i] = b } }
-            bytes[size - 2] = 0xFF
-            bytes[size - 1] = 0xD9
-            state.buffers[index].bytesUsed = UInt32(size)
+            renderJPEG(into: index, sequence: sequence, &state)
             return
         }
         let layout = PlaneLayout(
@@ -432,6 +424,33 @@ extension SimulatedUVCCamera {
         }
         state.buffers[index].renderedSequence = UInt64(sequence)
         state.buffers[index].bytesUsed = state.sizeImage
+    }
+
+    /// A Motion-JPEG frame: the test pattern showing `sequence`, rendered in full-range NV12 and
+    /// encoded as a 4:2:2 JPEG of quality 85 (what webcams send, Huffman tables included).
+    private func renderJPEG(into index: Int, sequence: UInt32, _ state: inout State) {
+        let memory = state.buffers[index].memory
+        let (width, height) = (Int(state.width), Int(state.height))
+        if state.jpegSource?.width != width || state.jpegSource?.height != height {
+            let pool = try? PixelBufferPool(pixelFormat: .nv12FullRange, width: width, height: height, capacity: 1)
+            state.jpegSource = pool?.makePixelBuffer()
+            state.jpegSourceSequence = nil
+        }
+        if state.jpegEncoder == nil { state.jpegEncoder = try? JPEGEncoder(quality: 0.85, chromaSubsampling: .yuv422) }
+        guard let source = state.jpegSource, let encoder = state.jpegEncoder else {
+            state.buffers[index].bytesUsed = 0
+            return
+        }
+        if let previous = state.jpegSourceSequence {
+            TestPattern.stamp(sequenceNumber: UInt64(sequence), previous: previous, into: source)
+        } else {
+            TestPattern.render(sequenceNumber: UInt64(sequence), into: source)
+        }
+        state.jpegSourceSequence = UInt64(sequence)
+        let bytes = (try? encoder.encode(source)) ?? []
+        let count = min(bytes.count, memory.length)
+        bytes.withUnsafeBytes { memory.address.copyMemory(from: $0.baseAddress!, byteCount: count) }
+        state.buffers[index].bytesUsed = UInt32(count)
     }
 
     private func dequeue(fd: Int32, buffer: UnsafeMutablePointer<v4l2_buffer>) throws(V4L2Errno) {

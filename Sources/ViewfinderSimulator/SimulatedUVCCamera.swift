@@ -19,7 +19,8 @@ import Viewfinder
 /// Frames are paced by an injected ``CaptureClock``: frame *k* of a stream is due one frame
 /// interval after frame *k − 1*, the first one interval after `STREAMON`, so with a
 /// ``ManualClock`` a test gets exactly the frames whose time it has advanced to. Raw frames show
-/// the ``TestPattern`` with their sequence number; MJPEG frames are short JPEG-framed payloads.
+/// the ``TestPattern`` with their sequence number; MJPEG frames are real JPEG images of it (4:2:2,
+/// quality 85, full range as JFIF means, encoded per frame with libjpeg-turbo).
 ///
 /// ```swift
 /// let bus = SimulatedV4L2Bus()
@@ -169,6 +170,11 @@ public final class SimulatedUVCCamera: Sendable {
         var framesCaptured = 0
         var framesLost = 0
         var lastFrameInterval: V4L2FormatListing.Fraction?
+        /// Motion-JPEG frames: the pattern they are encoded from (and the sequence number it
+        /// shows), and the encoder.
+        var jpegSource: PixelBuffer?
+        var jpegSourceSequence: UInt64?
+        var jpegEncoder: JPEGEncoder?
 
         init(controls: [Control]) {
             self.controls = controls

@@ -51,7 +51,7 @@ struct BadInputTests {
 
     @Test(
         "a pixel format the output cannot deliver is refused",
-        arguments: [PixelFormat.mjpeg, PixelFormat(fourCC: "ABCD")!])
+        arguments: [PixelFormat(fourCC: "ABCD")!, PixelFormat(fourCC: "H264")!])
     func undeliverableFormat(format: PixelFormat) {
         let error = #expect(throws: CaptureError.self) { try VideoSettings(pixelFormat: format) }
         #expect(error?.code == .unsupportedPixelFormat)

@@ -426,6 +426,7 @@ struct MovieFileOutputTests {
         let movie = CaptureMovieFileOutput()
         let bytes = ByteCollector()
         let data = CaptureVideoDataOutput()
+        data.videoSettings = try VideoSettings(pixelFormat: .mjpeg)  // the camera's JPEG bytes, untouched
         data.setSampleBufferDelegate(bytes, queue: DispatchQueue(label: "bytes"))
         try session.tryAddInput(try CaptureDeviceInput(device: device))
         try session.tryAddOutput(movie)

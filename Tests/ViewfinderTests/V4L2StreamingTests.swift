@@ -174,8 +174,15 @@ struct V4L2SessionTests {
             """
         let rig = try SimulatedRig(listing: listing, emulatesRawFormats: true)
         let delegate = RecordingDelegate()
+        // Negotiation prefers Viewfinder's own decoder to libv4l2's emulation: choose the emulated
+        // format by hand to stream through it.
+        let device = try rig.device
+        try device.lockForConfiguration()
+        try device.setActiveFormat(try #require(device.formats.first { $0.isEmulated }))
+        device.unlockForConfiguration()
         let (session, _) = try makeSession(
-            device: try rig.device, delegate: delegate, settings: try VideoSettings(pixelFormat: .nv12VideoRange))
+            device: device, delegate: delegate, settings: try VideoSettings(pixelFormat: .nv12VideoRange),
+            preset: .inputPriority)
         session.startRunning()
         defer { session.stopRunning() }
         #expect(try rig.device.activeFormat.isEmulated)

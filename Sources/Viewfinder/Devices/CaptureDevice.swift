@@ -265,7 +265,8 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// Whether the device supports a session preset. Presets choose video sizes: a device that
     /// produces no video (a microphone) supports every preset.
     public func supportsSessionPreset(_ preset: CaptureSession.Preset) -> Bool {
-        preset == .inputPriority || !hasMediaType(.video) || preset.bestFormat(in: formats) != nil
+        preset == .inputPriority || !hasMediaType(.video)
+            || preset.candidates(in: formats, decoding: true)?.isEmpty == false
     }
 
     public var description: String { "\(localizedName) [\(uniqueID)]" }

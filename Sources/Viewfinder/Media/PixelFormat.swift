@@ -40,8 +40,9 @@ public struct PixelFormat: RawRepresentable, Sendable, Hashable, CustomStringCon
     public static let yuyv = PixelFormat(fourCCLiteral: "yuvs")
     /// Three-plane 4:2:0, Y then Cb then Cr, video range (`kCVPixelFormatType_420YpCbCr8Planar`).
     public static let i420 = PixelFormat(fourCCLiteral: "y420")
-    /// Motion-JPEG: each frame one compressed JPEG image. Cameras produce it; outputs cannot
-    /// deliver it.
+    /// Motion-JPEG: each frame one compressed JPEG image. Cameras produce it; Viewfinder decodes
+    /// it for outputs that want raw frames, and a video data output asking for it gets the
+    /// camera's JPEG bytes untouched (no converter makes or takes it).
     public static let mjpeg = PixelFormat(fourCCLiteral: "jpeg")
 
     /// The formats Viewfinder knows the geometry of.

@@ -25,6 +25,8 @@ import Synchronization
 ///   (counted as rate-gated).
 /// - Every frame is accounted for: see ``Statistics``.
 /// - Drop decisions come before conversion: a frame that will be dropped is never converted.
+/// - Motion-JPEG frames decode on two lanes (two cores): while a frame decodes, the next accepted
+///   one may start decoding on the other lane and is then no longer replaced as late.
 ///
 /// Thread safety: every member may be used from any thread; changes apply between frames.
 public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
@@ -73,7 +75,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         self.bufferBudget = max(1, bufferBudget)
         super.init()
         engine = DeliveryEngine(
-            label: "video-data-output",
+            label: "video-data-output", staging: MJPEGDecodeStep.staging(),
             prepare: { sample, pipeline, budget, _ in
                 guard let image = sample.image else { return .dropped(.droppedByProcessor("not video")) }
                 switch pipeline.chain.run(image, of: sample) {

@@ -22,8 +22,17 @@ import Synchronization
 /// each accepted sample keeps the context it was accepted under, so a context swapped between
 /// samples never meets a sample of the old format.
 ///
+/// An engine may also be given a *staging* step (``Staging``, e.g. decoding Motion-JPEG) that
+/// runs before `prepare` on up to two lanes, so two consecutive samples stage on two cores at
+/// once while hand-over keeps their order. The sample after the one being staged may start
+/// staging too (on the other lane); it is then in delivery, no longer a waiting sample that a
+/// newer one could replace as late — so staging ahead happens only while the sample before it is
+/// still staging (a backlog of work, not a busy consumer), and at most two staged samples are
+/// outstanding. Staging runs only for samples that will be handed over (drop decisions first).
+///
 /// Thread safety: every member may be used from any thread. The consumer closures run on the
-/// delivery queue, never under the engine's lock, one at a time.
+/// delivery queue, never under the engine's lock, one at a time. Staging runs on the lanes'
+/// serial queues, one sample at a time per lane.
 // unchecked: state is in a Mutex; the handlers are set once.
 final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     /// What `prepare` made of a sample.
@@ -75,6 +84,36 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             _ sample: CapturedSample, _ context: Context, _ budget: FrameBudget, _ connection: CaptureConnection
         ) -> Preparation
     typealias Consume = @Sendable (_ product: Product, _ connection: CaptureConnection) -> Void
+
+    /// What staging made of a sample.
+    enum StageOutcome: Sendable {
+        /// The sample to prepare instead (e.g. with its frame decoded).
+        case staged(CapturedSample)
+        /// Not to be delivered, for `reason`.
+        case dropped(DroppedFrameReason)
+    }
+
+    /// A step that runs before `prepare`, on lanes of its own (see the type's summary).
+    struct Staging: Sendable {
+        /// How many lanes samples of a context use: 2 to stage on two lanes; fewer means the
+        /// context's samples are not staged (`prepare` does all the work).
+        var lanes: @Sendable (_ context: Context) -> Int
+        /// Stages `sample` on lane `lane` (0 or 1), on that lane's serial queue.
+        var run: @Sendable (_ sample: CapturedSample, _ context: Context, _ lane: Int) -> StageOutcome
+    }
+
+    /// The staging of one sample: its lane, and the outcome once the lane is done.
+    private final class StageTicket: @unchecked Sendable {
+        // unchecked: `outcome` is written before `done` is signalled and read after waiting for it.
+        let lane: Int
+        var outcome: StageOutcome?
+        let finished = Atomic<Bool>(false)
+        let done = DispatchSemaphore(value: 0)
+        init(lane: Int) { self.lane = lane }
+    }
+
+    /// The most samples staged (or staging) and not yet handed over.
+    private static var stagingLimit: Int { 2 }
     typealias ReportDrop = @Sendable (DropReport) -> Void
 
     /// Drop reports queued beyond this many are merged into the last one (its count grows), so a
@@ -86,6 +125,8 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         let context: Context
         let budget: FrameBudget
         let connection: CaptureConnection
+        /// Set once staging of this sample has started.
+        var ticket: StageTicket?
     }
 
     private enum Event {
@@ -117,6 +158,11 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         var timeOffset = MediaTime.zero
         var statistics = CaptureOutput.Statistics()
         var latencies = LatencyWindow()
+        /// Staging: which lanes run a sample now, how many staged samples are not handed over
+        /// yet, and whether the sample being handed over is still staging.
+        var laneBusy = [false, false]
+        var stagedOutstanding = 0
+        var headStaging = false
 
         static func gateThreshold(for duration: MediaTime) -> MediaTime {
             guard duration.isNumeric else { return .invalid }
@@ -136,13 +182,24 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     private let prepare: Prepare
     private let consume: Consume
     private let reportDrop: ReportDrop
+    private let staging: Staging?
+    /// One serial queue per staging lane.
+    private let lanes: [DispatchQueue]
 
-    /// An engine whose queue is labelled after `label`, preparing samples with `prepare`, handing
-    /// them to `consume` and drops to `reportDrop`.
-    init(label: String, prepare: @escaping Prepare, consume: @escaping Consume, reportDrop: @escaping ReportDrop) {
+    /// An engine whose queue is labelled after `label`, staging samples with `staging` (if
+    /// given), preparing them with `prepare`, handing them to `consume` and drops to
+    /// `reportDrop`.
+    init(
+        label: String, staging: Staging? = nil, prepare: @escaping Prepare, consume: @escaping Consume,
+        reportDrop: @escaping ReportDrop
+    ) {
         self.prepare = prepare
         self.consume = consume
         self.reportDrop = reportDrop
+        self.staging = staging
+        lanes =
+            staging == nil
+            ? [] : (0..<Self.stagingLimit).map { DispatchQueue(label: "viewfinder.\(label).stage\($0)") }
         deliveryQueue = DispatchQueue(label: "viewfinder.\(label).delivery")
         wakeUp = DispatchSource.makeUserDataAddSource(queue: deliveryQueue)
         wakeUp.setEventHandler { [weak self] in self?.drain() }
@@ -245,6 +302,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     /// A sample from `connection`, on the device's capture thread: decides under the lock, queues,
     /// wakes the delivery queue. Never blocks, converts or calls out.
     func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        var jobs: [StageJob] = []
         let wake = state.withLock { state -> Bool in
             guard state.streaming, connection.isEnabled, state.callbackQueue != nil, let context = state.context,
                 let budget = state.budget
@@ -254,10 +312,12 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
                 return false
             }
             Self.accept(sample, context: context, budget: budget, connection: connection, state: &state)
+            jobs = stageAhead(&state)
             guard !state.drainScheduled, !state.queue.isEmpty else { return false }
             state.drainScheduled = true
             return true
         }
+        start(jobs)
         if wake { wakeUp.add(data: 1) }
     }
 
@@ -265,6 +325,53 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     /// queued, but remembered, so the next sample it does pass on is no sequence gap.
     func skip(_ sample: CapturedSample) {
         state.withLock { $0.lastSequence = sample.sequenceNumber }
+    }
+
+    // MARK: Staging
+
+    private typealias StageJob = (accepted: Accepted, ticket: StageTicket)
+
+    /// Starts staging queued samples, oldest first, while the sample being handed over is still
+    /// staging, a lane is free and fewer than two staged samples are outstanding. A sample that
+    /// starts staging stops being the waiting (replaceable) sample. Under the lock.
+    private func stageAhead(_ state: inout State) -> [StageJob] {
+        guard let staging, state.headStaging else { return [] }
+        var jobs: [StageJob] = []
+        var position = state.queue.startPosition
+        while position < state.queue.endPosition, state.stagedOutstanding < Self.stagingLimit,
+            let lane = state.laneBusy.firstIndex(of: false)
+        {
+            defer { position += 1 }
+            guard case .sample(var accepted) = state.queue[position: position], accepted.ticket == nil else { continue }
+            guard staging.lanes(accepted.context) >= Self.stagingLimit else { break }
+            let ticket = StageTicket(lane: lane)
+            accepted.ticket = ticket
+            state.queue[position: position] = .sample(accepted)
+            state.laneBusy[lane] = true
+            state.stagedOutstanding += 1
+            if state.waitingSample == position { state.waitingSample = nil }
+            jobs.append((accepted, ticket))
+        }
+        return jobs
+    }
+
+    /// Runs staging jobs on their lanes (outside the lock). A lane is marked free before the
+    /// ticket is signalled, so the sample handed over next always finds one.
+    private func start(_ jobs: [StageJob]) {
+        guard let staging else { return }
+        for job in jobs {
+            lanes[job.ticket.lane].async { [self] in
+                let outcome = staging.run(job.accepted.sample, job.accepted.context, job.ticket.lane)
+                job.ticket.outcome = outcome
+                job.ticket.finished.store(true, ordering: .releasing)
+                let more = state.withLock { state -> [StageJob] in
+                    state.laneBusy[job.ticket.lane] = false
+                    return stageAhead(&state)
+                }
+                job.ticket.done.signal()
+                start(more)
+            }
+        }
     }
 
     /// The drop decisions, under the lock.
@@ -375,15 +482,34 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     private func drain() {
         let host = HostClock()
         while true {
-            let next: (Event, DispatchQueue)? = state.withLock { state in
-                guard let queue = state.callbackQueue, let event = state.queue.popFirst() else {
+            let next: (Event, DispatchQueue, [StageJob])? = state.withLock { state in
+                guard let queue = state.callbackQueue, var event = state.queue.popFirst() else {
                     state.drainScheduled = false
                     return nil
                 }
-                if case .drop = event { state.queuedDrops -= 1 }
-                return (event, queue)
+                var jobs: [StageJob] = []
+                switch event {
+                case .drop:
+                    state.queuedDrops -= 1
+                case .sample(var accepted):
+                    if let staging, accepted.ticket == nil, staging.lanes(accepted.context) >= Self.stagingLimit {
+                        // Lanes are free here: every earlier sample was handed over.
+                        let ticket = StageTicket(lane: state.laneBusy.firstIndex(of: false) ?? 0)
+                        state.laneBusy[ticket.lane] = true
+                        state.stagedOutstanding += 1
+                        accepted.ticket = ticket
+                        event = .sample(accepted)
+                        jobs.append((accepted, ticket))
+                    }
+                    if let ticket = accepted.ticket {
+                        state.headStaging = !ticket.finished.load(ordering: .acquiring)
+                        jobs += stageAhead(&state)
+                    }
+                }
+                return (event, queue, jobs)
             }
-            guard let (event, queue) = next else { return }
+            guard let (event, queue, jobs) = next else { return }
+            start(jobs)
             switch event {
             case .drop(let drop):
                 onCallbackQueue(queue) { reportDrop(drop) }
@@ -394,7 +520,24 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     }
 
     private func hand(_ accepted: Accepted, on queue: DispatchQueue, host: HostClock) {
-        let sample = accepted.sample
+        var sample = accepted.sample
+        if let ticket = accepted.ticket {
+            ticket.done.wait()
+            state.withLock { state in
+                state.headStaging = false
+                state.stagedOutstanding -= 1
+            }
+            switch ticket.outcome {
+            case .staged(let staged)?:
+                sample = staged
+            case .dropped(let reason)?:
+                dropPrepared(accepted, reason: reason, on: queue)
+                return
+            case nil:
+                dropPrepared(accepted, reason: .droppedByProcessor("staging"), on: queue)
+                return
+            }
+        }
         onCallbackQueue(queue) {
             switch prepare(sample, accepted.context, accepted.budget, accepted.connection) {
             case .ready(let product, let holdsSlot):
@@ -406,18 +549,28 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
                 consume(product, accepted.connection)
                 if !holdsSlot { accepted.budget.release() }
             case .dropped(let reason):
-                accepted.budget.release()
-                state.withLock { state in
-                    switch reason {
-                    case .outOfBuffers: state.statistics.droppedOutOfBuffers += 1
-                    case .frameWasLate: state.statistics.droppedLate += 1
-                    case .discontinuity: state.statistics.droppedDiscontinuity += 1
-                    case .droppedByProcessor: state.statistics.droppedByProcessor += 1
-                    }
-                }
-                reportDrop(DropReport(sample, reason: reason, connection: accepted.connection))
+                countDrop(accepted, reason: reason)
             }
         }
+    }
+
+    /// A sample that staging dropped: counted and reported on the callback queue.
+    private func dropPrepared(_ accepted: Accepted, reason: DroppedFrameReason, on queue: DispatchQueue) {
+        onCallbackQueue(queue) { countDrop(accepted, reason: reason) }
+    }
+
+    /// Gives the slot of a sample not handed over back, counts it and reports it.
+    private func countDrop(_ accepted: Accepted, reason: DroppedFrameReason) {
+        accepted.budget.release()
+        state.withLock { state in
+            switch reason {
+            case .outOfBuffers: state.statistics.droppedOutOfBuffers += 1
+            case .frameWasLate: state.statistics.droppedLate += 1
+            case .discontinuity: state.statistics.droppedDiscontinuity += 1
+            case .droppedByProcessor: state.statistics.droppedByProcessor += 1
+            }
+        }
+        reportDrop(DropReport(accepted.sample, reason: reason, connection: accepted.connection))
     }
 
     /// Runs `body` inside `queue` (synchronously, from the delivery queue), marking this thread as

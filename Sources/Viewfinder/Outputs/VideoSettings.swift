@@ -3,6 +3,11 @@
 /// and `kCVPixelBufferHeightKey`). Empty settings deliver the device's native format and size.
 ///
 /// Settings are checked when made, so an output never holds settings it cannot honour.
+///
+/// On a Motion-JPEG camera, empty settings deliver the decoded frames as full-range NV12 (what
+/// JFIF means), and ``PixelFormat/mjpeg`` delivers the camera's JPEG bytes untouched (zero-copy;
+/// no size, no processors). A video data output does not encode: on a raw camera `.mjpeg` is
+/// refused when the session negotiates (``CaptureError/Code/unsupportedPixelFormat``).
 public struct VideoSettings: Sendable, Hashable, CustomStringConvertible {
     /// The pixel format to deliver, or `nil` for the device's native format.
     public let pixelFormat: PixelFormat?
@@ -21,12 +26,14 @@ public struct VideoSettings: Sendable, Hashable, CustomStringConvertible {
     /// Frames in `pixelFormat`, scaled to `width` × `height` when both are given.
     ///
     /// Throws ``CaptureError/Code/unsupportedPixelFormat`` for a format outputs cannot deliver
-    /// (see ``CaptureVideoDataOutput/availableVideoPixelFormatTypes``), and
+    /// (see ``CaptureVideoDataOutput/availableVideoPixelFormatTypes``, and ``PixelFormat/mjpeg``
+    /// for a camera's own JPEG frames), and
     /// ``CaptureError/Code/invalidArgument`` for a size that is not positive, only half given, or
     /// odd for a Y'CbCr format.
     public init(pixelFormat: PixelFormat, width: Int? = nil, height: Int? = nil) throws(CaptureError) {
-        guard CaptureVideoDataOutput.deliverablePixelFormats.contains(pixelFormat) else {
-            let names = CaptureVideoDataOutput.deliverablePixelFormats.map(\.name).joined(separator: ", ")
+        let deliverable = CaptureVideoDataOutput.deliverablePixelFormats + [.mjpeg]
+        guard deliverable.contains(pixelFormat) else {
+            let names = deliverable.map(\.name).joined(separator: ", ")
             throw CaptureError(
                 .unsupportedPixelFormat,
                 "a video data output cannot deliver \(pixelFormat.name) ('\(pixelFormat.fourCC)'): choose one of \(names)"

@@ -18,12 +18,19 @@ public enum ProcessorPosition: Sendable, Hashable {
     case after(String)
 }
 
-/// The negotiated steps from a device frame to a delivered image: conversions where formats must
+/// The negotiated steps from a device frame to a delivered image: a decode of Motion-JPEG frames
+/// when the device captures them and a raw format is wanted, conversions where formats must
 /// change, and processors, each with its pools. Built once per configuration, never per frame.
 ///
-/// Thread safety: immutable once built; `run` is called from one delivery queue at a time.
+/// Motion-JPEG asked for as ``PixelFormat/mjpeg`` (or by an output that asks nothing of a device
+/// whose format is compressed and nothing it could decode to) passes through untouched.
+///
+/// Thread safety: immutable once built; `run` is called from one delivery queue at a time. The
+/// decode step (``decodeStep``) has one decoder per lane: lane *i* may run on its own thread at
+/// the same time as other lanes, each lane used by one thread at a time.
 final class ProcessorChain: Sendable {
     enum Step: Sendable {
+        case decode(MJPEGDecodeStep)
         case convert(PixelConverter, PixelBufferPool)
         case process(
             name: String, processor: any FrameProcessor, output: FrameFormat, outputPool: PixelBufferPool,
@@ -39,21 +46,51 @@ final class ProcessorChain: Sendable {
     /// the current format, and at the end if a processor left another format than requested.
     init(
         deviceFormat: FrameFormat, requestedFormat: PixelFormat?, requestedSize: CaptureDevice.Dimensions?,
-        processors: [NamedProcessor], budget: Int
+        processors: [NamedProcessor], budget: Int, decoderLanes: Int = MJPEGDecodeStep.defaultLanes
     ) throws(CaptureError) {
         var steps: [Step] = []
         var current = deviceFormat
         let target = FrameFormat(
-            pixelFormat: requestedFormat ?? deviceFormat.pixelFormat, width: requestedSize?.width ?? deviceFormat.width,
+            pixelFormat: requestedFormat ?? Self.nativeDelivery(of: deviceFormat.pixelFormat),
+            width: requestedSize?.width ?? deviceFormat.width,
             height: requestedSize?.height ?? deviceFormat.height)
+        if target.pixelFormat == .mjpeg {
+            guard deviceFormat.pixelFormat == .mjpeg else {
+                throw CaptureError(
+                    .unsupportedPixelFormat,
+                    "the device captures \(deviceFormat.pixelFormat.name), and a video data output does not encode frames to Motion-JPEG: ask for a raw format, or use a CapturePhotoOutput or a movie output to make JPEG"
+                )
+            }
+            guard target.size == deviceFormat.size else {
+                throw CaptureError(
+                    .unsupportedFormat,
+                    "Motion-JPEG frames are delivered as the camera sends them (\(deviceFormat.size)) and cannot be scaled to \(target.size): ask for a raw format to scale, or leave the size unset"
+                )
+            }
+            guard processors.isEmpty else {
+                throw CaptureError(
+                    .unsupportedFormat,
+                    "processors work on raw frames, not Motion-JPEG: remove the processors (\(processors.map(\.name).joined(separator: ", "))) or ask for a raw format"
+                )
+            }
+        }
 
         func convert(to format: FrameFormat) throws(CaptureError) {
             guard format != current else { return }
-            guard !current.pixelFormat.isCompressed else {
-                throw CaptureError(
-                    .unsupportedPixelFormat,
-                    "the device captures \(current.pixelFormat.name), which Viewfinder cannot decode: choose a raw format for the device (or a preset other than .inputPriority)"
-                )
+            if current.pixelFormat.isCompressed {
+                guard current.pixelFormat == .mjpeg else {
+                    throw CaptureError(
+                        .unsupportedPixelFormat,
+                        "the device captures \(current.pixelFormat.name), which Viewfinder cannot decode: choose a raw format for the device (or a preset other than .inputPriority)"
+                    )
+                }
+                let decoded = FrameFormat(
+                    pixelFormat: MJPEGDecodeStep.decodedFormat(for: format.pixelFormat), width: current.width,
+                    height: current.height)
+                steps.append(
+                    .decode(try MJPEGDecodeStep(format: decoded, lanes: decoderLanes, capacity: budget)))
+                current = decoded
+                guard format != current else { return }
             }
             let converter = try PixelConverter(
                 from: current.pixelFormat, size: current.size, to: format.pixelFormat, size: format.size)
@@ -99,8 +136,20 @@ final class ProcessorChain: Sendable {
         self.outputFormat = current
     }
 
+    /// What an output that asks for no pixel format gets from a device capturing `format`: the
+    /// format itself, except Motion-JPEG, which is decoded to full-range NV12 (what JFIF means).
+    static func nativeDelivery(of format: PixelFormat) -> PixelFormat {
+        format == .mjpeg ? .nv12FullRange : format
+    }
+
     /// Whether frames pass through untouched (zero-copy delivery).
     var isEmpty: Bool { steps.isEmpty }
+
+    /// The Motion-JPEG decode the chain starts with, if any.
+    var decodeStep: MJPEGDecodeStep? {
+        if case .decode(let step) = steps.first { return step }
+        return nil
+    }
 
     /// The first conversion's engine, if any.
     var conversionEngine: PixelConverter.Engine? {
@@ -112,6 +161,7 @@ final class ProcessorChain: Sendable {
     var pools: [PixelBufferPool] {
         steps.map {
             switch $0 {
+            case .decode(let step): return step.pool
             case .convert(_, let pool): return pool
             case .process(_, _, _, let pool, _): return pool
             }
@@ -123,13 +173,22 @@ final class ProcessorChain: Sendable {
         case drop(DroppedFrameReason)
     }
 
-    /// Runs every step on `source`, the pixels of `frame`.
+    /// Runs every step on `source`, the pixels of `frame`. A Motion-JPEG source is decoded with
+    /// lane 0's decoder; a source the decode step already made (``MJPEGDecodeStep/decode(_:lane:)``
+    /// on another lane) skips it.
     func run(_ source: PixelBuffer, of frame: CapturedSample) -> Outcome {
         var image = source
         var writable = false
         var attachments: [SampleBuffer.AttachmentKey: any Sendable] = [:]
         for step in steps {
             switch step {
+            case .decode(let decode):
+                guard image.pixelFormat == .mjpeg else { continue }
+                switch decode.decode(image, lane: 0) {
+                case .success(let decoded): image = decoded
+                case .failure(let reason): return .drop(reason.reason)
+                }
+                writable = true
             case .convert(let converter, let pool):
                 guard let destination = pool.makePixelBuffer() else { return .drop(.outOfBuffers) }
                 do {

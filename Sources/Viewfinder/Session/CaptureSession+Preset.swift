@@ -5,12 +5,13 @@ extension CaptureSession {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
 
-        /// The largest size the camera captures at 24 fps or more (or its largest at all).
+        /// The largest size the camera captures at 24 fps or more (or its largest at all), raw or
+        /// as Motion-JPEG, which Viewfinder decodes.
         public static let high = Preset(rawValue: "high")
         /// The size nearest 640x480 that runs at 24 fps or more (AVFoundation's `.medium` is
         /// device-dependent, often 480x360; Linux webcams rarely offer that).
         public static let medium = Preset(rawValue: "medium")
-        /// The smallest raw size the camera offers.
+        /// The smallest size the camera offers.
         public static let low = Preset(rawValue: "low")
         /// Exactly 640x480.
         public static let vga640x480 = Preset(rawValue: "vga640x480")
@@ -34,11 +35,17 @@ extension CaptureSession {
 
         public var description: String { rawValue }
 
-        /// The formats of the size this preset picks from `formats` (raw formats only); empty if
-        /// none fits. `nil` for ``inputPriority``, which picks nothing.
-        func candidates(in formats: [CaptureDevice.Format]) -> [CaptureDevice.Format]? {
+        /// The formats of the size this preset picks from `formats`; empty if none fits. `nil` for
+        /// ``inputPriority``, which picks nothing.
+        ///
+        /// With `decoding`, formats Viewfinder decodes (Motion-JPEG) count as well as raw ones:
+        /// this is what the session negotiates from, so `.high` on a USB webcam that keeps 30 fps
+        /// at 1920x1080 only in MJPEG picks 1920x1080. Without it only raw formats count.
+        func candidates(in formats: [CaptureDevice.Format], decoding: Bool = false) -> [CaptureDevice.Format]? {
             guard self != .inputPriority else { return nil }
-            let raw = formats.filter { !$0.pixelFormat.isCompressed && $0.pixelFormat.isKnown }
+            let raw = formats.filter {
+                $0.pixelFormat.isKnown && (!$0.pixelFormat.isCompressed || (decoding && $0.pixelFormat == .mjpeg))
+            }
             let smooth = raw.filter { $0.maxFrameRate >= 24 }
             let pool = smooth.isEmpty ? raw : smooth
             let size: CaptureDevice.Dimensions?
@@ -62,7 +69,8 @@ extension CaptureSession {
             return raw.filter { $0.dimensions == size }
         }
 
-        /// The first format this preset would pick, if any.
+        /// The first raw format this preset would pick, if any (the session's choice, which may
+        /// decode Motion-JPEG, is ``FormatNegotiator``'s).
         func bestFormat(in formats: [CaptureDevice.Format]) -> CaptureDevice.Format? {
             candidates(in: formats)?.first
         }

@@ -11,6 +11,9 @@ struct RingQueue<Element> {
 
     var isEmpty: Bool { count == 0 }
 
+    /// The absolute position of the first element (equal to ``endPosition`` when empty).
+    var startPosition: Int { head }
+
     /// The absolute position the next appended element will get.
     var endPosition: Int { head + count }
 
