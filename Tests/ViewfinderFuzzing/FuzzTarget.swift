@@ -75,20 +75,20 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
 
     // MARK: MJPEG
 
+    /// The size of the seed frames, and of the camera format the decoders are made for (as a
+    /// camera's stream would be).
+    static let jpegSize = (width: 48, height: 32)
+
     private static func runJPEG(_ bytes: [UInt8]) -> Outcome {
         do throws(CaptureError) {
-            let probe = try JPEGDecoder(width: 16, height: 16, pixelFormat: .i420)
-            let read = bytes.withUnsafeBytes { frame in
-                Result { () throws(CaptureError) in try probe.readHeader(frame) }
-            }
-            let header = try read.get()
-            // Decode only what a camera could send (the decoder checks the size it is given).
-            guard header.width <= 1024, header.height <= 1024 else { return .accepted }
             for format in [PixelFormat.i420, .nv12VideoRange, .bgra] {
-                let width = format == .bgra ? header.width : (header.width + 1) & ~1
-                let height = format == .bgra ? header.height : (header.height + 1) & ~1
-                let decoder = try JPEGDecoder(width: width, height: height, pixelFormat: format)
-                let pool = try PixelBufferPool(pixelFormat: format, width: width, height: height, capacity: 1)
+                let decoder = try JPEGDecoder(width: jpegSize.width, height: jpegSize.height, pixelFormat: format)
+                let read = bytes.withUnsafeBytes { frame in
+                    Result { () throws(CaptureError) in try decoder.readHeader(frame) }
+                }
+                _ = try read.get()
+                let pool = try PixelBufferPool(
+                    pixelFormat: format, width: jpegSize.width, height: jpegSize.height, capacity: 1)
                 guard let buffer = pool.makePixelBuffer() else { return .accepted }
                 try decoder.decode(bytes, into: buffer)
             }
@@ -122,5 +122,65 @@ public enum FuzzTarget: String, CaseIterable, Sendable {
         } catch {
             return .refused(error.message)
         }
+    }
+}
+
+extension FuzzTarget {
+    /// Inputs each target is built to read, to mutate from (movie seeds come from ffmpeg in
+    /// `Scripts/fuzz.sh`): the C920 listing and a stepwise one; small JPEG frames in four
+    /// subsamplings, with and without Huffman tables.
+    public var builtInSeeds: [[UInt8]] {
+        switch self {
+        case .listing:
+            let stepwise = """
+                ioctl: VIDIOC_ENUM_FMT
+                \tType: Video Capture
+
+                \t[0]: 'NV12' (Y/UV 4:2:0)
+                \t\tSize: Stepwise 32x32 - 1920x1080 with step 16/8
+                \t\t\tInterval: Stepwise 0.033s - 1.000s with step 0.033s (1.000-30.000 fps)
+                \t[1]: 'MJPG' (Motion-JPEG, compressed)
+                \t\tSize: Continuous 16x16 - 640x480
+                \t\t\tInterval: Continuous 0.017s - 2.000s (0.500-60.000 fps)
+                """
+            return [Array(SimulatedUVCCamera.c920Listing.utf8), Array(stepwise.utf8)]
+        case .mjpeg:
+            var seeds: [[UInt8]] = []
+            for subsampling in [JPEGChromaSubsampling.yuv420, .yuv422, .yuv444, .gray] {
+                guard let encoder = try? JPEGEncoder(quality: 0.5, chromaSubsampling: subsampling),
+                    let pool = try? PixelBufferPool(
+                        pixelFormat: .bgra, width: Self.jpegSize.width, height: Self.jpegSize.height, capacity: 1),
+                    let buffer = pool.makePixelBuffer()
+                else { continue }
+                TestPattern.render(sequenceNumber: 3, into: buffer)
+                guard let frame = try? encoder.encode(buffer) else { continue }
+                seeds.append(frame)
+                seeds.append(Self.strippingHuffmanTables(frame))
+            }
+            return seeds
+        case .movie:
+            return []
+        }
+    }
+
+    /// `frame` without its DHT segments, as many UVC cameras send MJPEG.
+    static func strippingHuffmanTables(_ frame: [UInt8]) -> [UInt8] {
+        var output: [UInt8] = []
+        var index = 0
+        while index + 3 < frame.count, frame[index] == 0xFF {
+            let marker = frame[index + 1]
+            if marker == 0xD8 {
+                output += frame[index..<index + 2]
+                index += 2
+                continue
+            }
+            if marker == 0xDA { break }
+            let length = Int(frame[index + 2]) << 8 | Int(frame[index + 3])
+            let end = min(frame.count, index + 2 + length)
+            if marker != 0xC4 { output += frame[index..<end] }
+            index = end
+        }
+        output += frame[min(index, frame.count)...]
+        return output
     }
 }

@@ -2,6 +2,7 @@
 //
 //   viewfinder-fuzz <listing|mjpeg|movie> --seeds DIR --seed N --seconds S --current FILE
 //   viewfinder-fuzz <target> --replay DIR
+//   viewfinder-fuzz seeds --out DIR
 //
 // Before each run the input is written to FILE, so when a run crashes the process, the caller
 // (Scripts/fuzz.sh) keeps FILE as a regression input. Prints the runs made and their outcomes.
@@ -14,6 +15,17 @@ func fail(_ message: String) -> Never {
 }
 
 var arguments = Array(CommandLine.arguments.dropFirst())
+if arguments.first == "seeds", arguments.count == 3, arguments[1] == "--out" {
+    // viewfinder-fuzz seeds --out DIR: writes each target's built-in seeds to DIR/<target>/.
+    for target in FuzzTarget.allCases {
+        let directory = arguments[2] + "/" + target.rawValue
+        try? FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        for (index, seed) in target.builtInSeeds.enumerated() {
+            _ = FileManager.default.createFile(atPath: "\(directory)/seed-\(index)", contents: Data(seed))
+        }
+    }
+    exit(0)
+}
 guard let name = arguments.first, let target = FuzzTarget(rawValue: name) else {
     fail("first argument: one of \(FuzzTarget.allCases.map(\.rawValue).joined(separator: ", "))")
 }
@@ -33,7 +45,9 @@ func files(in directory: String) -> [[UInt8]] {
 
 if let replay = options["replay"] {
     let inputs = files(in: replay)
-    for input in inputs { _ = target.run(input) }
+    for input in inputs {
+        if case .refused(let message) = target.run(input), options["verbose"] != nil { print("refused: \(message)") }
+    }
     print("\(target.rawValue): replayed \(inputs.count) inputs")
     exit(0)
 }

@@ -7,7 +7,9 @@
 // grows more than the allowance after the warm-up (the first round of phases) or a frame is
 // unaccounted.
 //
-//   viewfinder-soak [--frames N | --minutes M] [--phase-frames K] [--allowance-mb 2]
+//   viewfinder-soak [--frames N | --minutes M] [--phase-frames K] [--allowance-mb 2] [--verbose 1]
+//
+// Frames are counted in whole phases, so a run may go up to one phase past N.
 import Dispatch
 import Foundation
 import Synchronization
@@ -18,15 +20,19 @@ func fail(_ message: String) -> Never {
     exit(1)
 }
 
-var options: [String: String] = [:]
-var arguments = Array(CommandLine.arguments.dropFirst())
-while arguments.count >= 2, arguments[0].hasPrefix("--") {
-    options[String(arguments[0].dropFirst(2))] = arguments[1]
-    arguments.removeFirst(2)
-}
+let options: [String: String] = {
+    var options: [String: String] = [:]
+    var arguments = Array(CommandLine.arguments.dropFirst())
+    while arguments.count >= 2, arguments[0].hasPrefix("--") {
+        options[String(arguments[0].dropFirst(2))] = arguments[1]
+        arguments.removeFirst(2)
+    }
+    return options
+}()
 let frameTarget = Int(options["frames"] ?? "") ?? (options["minutes"] == nil ? 1_000_000 : Int.max)
 let timeLimit = Double(options["minutes"] ?? "").map { $0 * 60 } ?? .infinity
 let phaseFrames = Int(options["phase-frames"] ?? "50000") ?? 50_000
+let verbose = options["verbose"] != nil
 let allowance = (Double(options["allowance-mb"] ?? "2") ?? 2) * 1_048_576
 
 /// The resident set size now, from /proc/self/statm.
@@ -85,40 +91,45 @@ final class SoakDelegate: CaptureVideoDataOutputSampleBufferDelegate, @unchecked
 let format = CaptureDevice.Format(
     pixelFormat: .nv12VideoRange, width: 320, height: 240, frameRateRanges: [FrameRateRange(framesPerSecond: 30)])
 
-/// Runs one phase of `frames` frames; returns the frames the camera produced.
-func runPhase(_ behaviour: Behaviour, frames: Int) -> Int {
-    let camera = VirtualCamera(
-        configuration: .init(
-            isPaced: false, frameLimit: frames, bufferCount: 8, rendersEveryFrame: false, formats: [format]))
-    let session = CaptureSession(notificationCenter: NotificationCenter())
-    let output = CaptureVideoDataOutput(bufferBudget: 6)
+/// One camera, session and output for the whole run, reconfigured between phases (as an app
+/// changes settings), so what is measured is the pipeline, not objects made per phase.
+let camera = VirtualCamera(
+    configuration: .init(
+        isPaced: false, frameLimit: phaseFrames, bufferCount: 8, rendersEveryFrame: false, formats: [format]))
+let session = CaptureSession(notificationCenter: NotificationCenter())
+let output = CaptureVideoDataOutput(bufferBudget: 6)
+let queue = DispatchQueue(label: "soak.delegate")
+let errors = Atomic<Int>(0)
+let observer = NotificationCenter.default.addObserver(
+    forName: CaptureSession.runtimeErrorNotification, object: session, queue: nil
+) { _ in errors.add(1, ordering: .relaxed) }
+do {
+    session.sessionPreset = .high
+    try session.addInput(try CaptureDeviceInput(device: camera.device))
+    try session.addOutput(output)
+} catch {
+    fail("setting up: \(error)")
+}
+
+/// Runs one phase (the camera's frame limit); returns the frames the camera produced.
+func runPhase(_ behaviour: Behaviour) -> Int {
     let delegate = SoakDelegate(behaviour)
-    let queue = DispatchQueue(label: "soak.\(behaviour.rawValue)")
     do {
-        session.sessionPreset = .high
-        if behaviour != .native {
-            output.videoSettings = try VideoSettings(pixelFormat: .bgra)
-        }
+        output.videoSettings = behaviour == .native ? VideoSettings() : try VideoSettings(pixelFormat: .bgra)
+        output.removeAllProcessors()
         if behaviour == .converting {
             try output.addProcessor(CropProcessor(x: 16, y: 16, width: 256, height: 192), named: "crop")
             try output.addProcessor(MirrorProcessor(), named: "mirror")
         }
         output.alwaysDiscardsLateVideoFrames = behaviour != .holding
         output.setSampleBufferDelegate(delegate, queue: queue)
-        try session.addInput(try CaptureDeviceInput(device: camera.device))
-        try session.addOutput(output)
     } catch {
         fail("setting up the \(behaviour) phase: \(error)")
     }
-    let errors = Atomic<Int>(0)
-    let observer = NotificationCenter.default.addObserver(
-        forName: CaptureSession.runtimeErrorNotification, object: session, queue: nil
-    ) { _ in errors.add(1, ordering: .relaxed) }
-    defer { NotificationCenter.default.removeObserver(observer) }
     session.startRunning()
     guard session.isRunning else { fail("the \(behaviour) phase did not start") }
     guard camera.waitUntilFinished(timeout: 600) else { fail("the \(behaviour) phase did not finish") }
-    // Holding delegates give their buffers back so the last queued frames can be handed over.
+    // A holding delegate gives its buffers back so the last queued frames can be handed over.
     queue.sync { delegate.releaseHeld() }
     session.stopRunning()
     queue.sync {}
@@ -134,9 +145,11 @@ func runPhase(_ behaviour: Behaviour, frames: Int) -> Int {
             "\(behaviour): produced \(produced), captured \(stats.captured), delivered \(stats.delivered) (delegate saw \(delivered)), dropped \(stats.dropped) (reported \(reported)), gated \(stats.rateGated), errors \(errors.load(ordering: .relaxed)), out of order \(delegate.outOfOrder.load(ordering: .relaxed))"
         )
     }
-    print(
-        "  \(behaviour.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) produced \(produced), delivered \(stats.delivered), dropped \(stats.dropped) (late \(stats.droppedLate), out of buffers \(stats.droppedOutOfBuffers), discontinuity \(stats.droppedDiscontinuity))"
-    )
+    if verbose {
+        print(
+            "  \(behaviour.rawValue) produced \(produced), delivered \(stats.delivered), dropped \(stats.dropped) (late \(stats.droppedLate), out of buffers \(stats.droppedOutOfBuffers), discontinuity \(stats.droppedDiscontinuity))"
+        )
+    }
     return produced
 }
 
@@ -149,7 +162,7 @@ var last = residentBytes()
 print("soak: \(frameTarget == Int.max ? "\(timeLimit / 60) min" : "\(frameTarget) frames"), phases of \(phaseFrames)")
 while total < frameTarget, Date().timeIntervalSince(start) < timeLimit {
     for behaviour in Behaviour.allCases where total < frameTarget {
-        total += runPhase(behaviour, frames: min(phaseFrames, frameTarget - total))
+        total += runPhase(behaviour)
     }
     round += 1
     last = residentBytes()

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Soak run (Tests/viewfinder-soak; release build, SOAK_CONFIGURATION=debug for the debug one): N frames or M minutes through a converting
+# output with processors, a slow delegate, a delegate holding buffers and native delivery, in
+# turn; fails when a frame is unaccounted or RSS grows more than 2 MB after the warm-up round.
+#
+#   Scripts/soak.sh                      # 1,000,000 frames
+#   Scripts/soak.sh --frames 5000000
+#   Scripts/soak.sh --minutes 10 [--phase-frames 50000] [--allowance-mb 2]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+Scripts/install-dependencies.sh >/dev/null
+configuration=${SOAK_CONFIGURATION:-release}
+swift build -c "$configuration" --product viewfinder-soak 2>&1 | grep -E "error|warning" || true
+exec "$(swift build -c "$configuration" --product viewfinder-soak --show-bin-path)/viewfinder-soak" "$@"
