@@ -22,9 +22,13 @@ while [[ $# -gt 0 ]]; do
 done
 [[ ${#targets[@]} -eq 0 ]] && targets=(listing mjpeg movie)
 Scripts/install-dependencies.sh >/dev/null
-scratch=.build/sanitize-asan
-swift build --product viewfinder-fuzz --scratch-path "$scratch" --sanitize=address 2>&1 | grep -E "error" || true
-binary=$(swift build --product viewfinder-fuzz --scratch-path "$scratch" --sanitize=address --show-bin-path)/viewfinder-fuzz
+# VIEWFINDER_FUZZ_BINARY: a viewfinder-fuzz already built (no build step), e.g. .build/debug/viewfinder-fuzz.
+binary=${VIEWFINDER_FUZZ_BINARY:-}
+if [[ -z $binary ]]; then
+    scratch=.build/sanitize-asan
+    swift build --product viewfinder-fuzz --scratch-path "$scratch" --sanitize=address 2>&1 | grep -E "error" || true
+    binary=$(swift build --product viewfinder-fuzz --scratch-path "$scratch" --sanitize=address --show-bin-path)/viewfinder-fuzz
+fi
 work=$(mktemp -d -t viewfinder-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0:abort_on_error=1}
