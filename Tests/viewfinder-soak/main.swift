@@ -4,10 +4,11 @@
 // virtual camera. After each phase it checks that every frame the camera produced is accounted
 // for (delivered + dropped + rate-gated == captured == produced, and the delegate saw exactly
 // the delivered frames and the reported drops), and samples the resident set size. Fails when RSS
-// grows more than the allowance after the warm-up (the first round of phases) or a frame is
+// grows more than the allowance after the warm-up (the first two rounds of phases) or a frame is
 // unaccounted.
 //
-//   viewfinder-soak [--frames N | --minutes M] [--phase-frames K] [--allowance-mb 2] [--verbose 1]
+//   viewfinder-soak [--frames N | --minutes M] [--phase-frames K] [--allowance-mb 2] [--warmup-rounds 2] [--phases converting,slow,holding,native]
+//                   [--verbose 1]
 //
 // Frames are counted in whole phases, so a run may go up to one phase past N.
 import Dispatch
@@ -33,6 +34,12 @@ let frameTarget = Int(options["frames"] ?? "") ?? (options["minutes"] == nil ? 1
 let timeLimit = Double(options["minutes"] ?? "").map { $0 * 60 } ?? .infinity
 let phaseFrames = Int(options["phase-frames"] ?? "50000") ?? 50_000
 let verbose = options["verbose"] != nil
+/// Rounds (one phase of each kind) before RSS is taken as the baseline: allocator arenas, queues
+/// and caches reach their working size in the first rounds.
+let warmupRounds = max(1, Int(options["warmup-rounds"] ?? "2") ?? 2)
+/// `--phases converting,native`: only these phases (default: all, in turn).
+let behaviours = options["phases"].map { $0.split(separator: ",").compactMap { Behaviour(rawValue: String($0)) } }
+    ?? Behaviour.allCases
 let allowance = (Double(options["allowance-mb"] ?? "2") ?? 2) * 1_048_576
 
 /// The resident set size now, from /proc/self/statm.
@@ -161,12 +168,14 @@ var peak = 0.0
 var last = residentBytes()
 print("soak: \(frameTarget == Int.max ? "\(timeLimit / 60) min" : "\(frameTarget) frames"), phases of \(phaseFrames)")
 while total < frameTarget, Date().timeIntervalSince(start) < timeLimit {
-    for behaviour in Behaviour.allCases where total < frameTarget {
+    for behaviour in behaviours where total < frameTarget {
         total += runPhase(behaviour)
     }
     round += 1
     last = residentBytes()
-    if let baseline {
+    if round < warmupRounds {
+        print(String(format: "round %d (warm-up): %d frames, RSS %.2f MB", round, total, last / 1_048_576))
+    } else if let baseline {
         peak = max(peak, last)
         print(
             String(
@@ -178,7 +187,7 @@ while total < frameTarget, Date().timeIntervalSince(start) < timeLimit {
     } else {
         baseline = last
         peak = last
-        print(String(format: "round 1 (warm-up): %d frames, RSS %.2f MB", total, last / 1_048_576))
+        print(String(format: "round %d (end of warm-up): %d frames, RSS %.2f MB", round, total, last / 1_048_576))
     }
 }
 let growth = last - (baseline ?? last)
