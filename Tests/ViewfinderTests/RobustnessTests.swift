@@ -392,6 +392,18 @@ struct BoundaryTests {
         }
     }
 
+    @Test("durations past 9.2e9 s neither trap in nanoseconds nor in a minimum frame duration")
+    func hugeDurations() throws {
+        let tenBillion = MediaTime(seconds: 1e10)
+        #expect(tenBillion.nanoseconds > 9_000_000_000_000_000_000, "saturated, not wrapped")
+        let output = CaptureVideoDataOutput()
+        do {
+            try output.setMinFrameDuration(tenBillion)
+        } catch {
+            #expect(error.code == .invalidArgument)
+        }
+    }
+
     @Test("the test pattern draws and reads frames of one and two rows or columns in every format")
     func tinyPatterns() throws {
         for format in [PixelFormat.bgra, .yuyv, .nv12VideoRange, .nv12FullRange, .i420] {

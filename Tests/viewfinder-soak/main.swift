@@ -38,7 +38,8 @@ let verbose = options["verbose"] != nil
 /// and caches reach their working size in the first rounds.
 let warmupRounds = max(1, Int(options["warmup-rounds"] ?? "2") ?? 2)
 /// `--phases converting,native`: only these phases (default: all, in turn).
-let behaviours = options["phases"].map { $0.split(separator: ",").compactMap { Behaviour(rawValue: String($0)) } }
+let behaviours =
+    options["phases"].map { $0.split(separator: ",").compactMap { Behaviour(rawValue: String($0)) } }
     ?? Behaviour.allCases
 let allowance = (Double(options["allowance-mb"] ?? "2") ?? 2) * 1_048_576
 
