@@ -26,7 +26,11 @@ run() {
     log=$(mktemp -t "viewfinder-$name.XXXXXX")
     local start=$SECONDS
     echo "== $name: building in $scratch"
-    swift build --build-tests --scratch-path "$scratch" --sanitize="$sanitizer" 2>&1 | grep -E "error|warning: .*sanitiz" || true
+    if ! swift build --build-tests --scratch-path "$scratch" --sanitize="$sanitizer" >"$log" 2>&1; then
+        grep -E "error" "$log" | head -n 20
+        echo "== $name: build failed"
+        return 1
+    fi
     echo "== $name: testing (log: $log)"
     local status=0
     Scripts/v4l2-plugin.sh run -- swift test --skip-build --scratch-path "$scratch" --sanitize="$sanitizer" "$@" \
