@@ -93,9 +93,26 @@ let package = Package(
             dependencies: ["Viewfinder"],
             path: "Tests/viewfinder-record-probe"
         ),
+        // Issue 14: the inputs that are fuzzed (Scripts/fuzz.sh), the fuzz driver, and the soak run
+        // (Scripts/soak.sh).
+        .target(
+            name: "ViewfinderFuzzing",
+            dependencies: ["Viewfinder", "ViewfinderSimulator"],
+            path: "Tests/ViewfinderFuzzing"
+        ),
+        .executableTarget(
+            name: "viewfinder-fuzz",
+            dependencies: ["ViewfinderFuzzing"],
+            path: "Tests/viewfinder-fuzz"
+        ),
+        .executableTarget(
+            name: "viewfinder-soak",
+            dependencies: ["Viewfinder"],
+            path: "Tests/viewfinder-soak"
+        ),
         .testTarget(
             name: "ViewfinderTests",
-            dependencies: ["Viewfinder", "ViewfinderSimulator"]
+            dependencies: ["Viewfinder", "ViewfinderSimulator", "ViewfinderFuzzing"]
         ),
         // The seeds' AVFoundation snippets after the mechanical rename (AV deleted, CMTime →
         // MediaTime, …), in Swift 5 mode, where most iOS capture code still lives.

@@ -354,6 +354,8 @@ extension SimulatedUVCCamera {
         state.streamStart = configuration.clock.now()
         state.nextFrame = 0
         state.sequence = 0
+        state.sequenceOffset = 0
+        state.timestampOffset = .zero
         state.framesCaptured = 0
         state.framesLost = 0
     }
@@ -394,15 +396,19 @@ extension SimulatedUVCCamera {
             state.framesCaptured += 1
             render(into: index, sequence: sequence, &state)
             state.buffers[index].phase = .done
-            state.buffers[index].sequence = sequence
-            state.buffers[index].timestamp = time
             if !state.faults.isEmpty {
                 switch state.faults.removeFirst() {
                 case .errorFlag: state.buffers[index].flags = VF_V4L2_BUF_FLAG_ERROR
                 case .emptyPayload: state.buffers[index].bytesUsed = 0
                 case .shortPayload: state.buffers[index].bytesUsed /= 2
+                case .oversizedPayload:
+                    state.buffers[index].bytesUsed = UInt32(clamping: state.buffers[index].memory.length + 4096)
+                case .timestampStep(let step): state.timestampOffset = state.timestampOffset + step
+                case .sequenceStep(let step): state.sequenceOffset &+= UInt32(truncatingIfNeeded: step)
                 }
             }
+            state.buffers[index].sequence = sequence &+ state.sequenceOffset
+            state.buffers[index].timestamp = time + state.timestampOffset
             state.done.append(index)
         }
     }

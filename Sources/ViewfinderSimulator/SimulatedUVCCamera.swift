@@ -78,6 +78,14 @@ public final class SimulatedUVCCamera: Sendable {
         case emptyPayload
         /// The buffer comes back with half a frame.
         case shortPayload
+        /// The buffer claims more bytes (`bytesused`) than it maps.
+        case oversizedPayload
+        /// This frame and every later one are stamped `step` later (a negative step: earlier), as
+        /// a driver whose clock jumps does.
+        case timestampStep(MediaTime)
+        /// The driver's sequence counter jumps by `step` (negative: back) from this frame on,
+        /// modulo 2^32 as the 32-bit field wraps.
+        case sequenceStep(Int64)
     }
 
     /// The card name.
@@ -162,6 +170,10 @@ public final class SimulatedUVCCamera: Sendable {
         var nextFrame: Int64 = 0
         var sequence: UInt32 = 0
         var faults: [FrameFault] = []
+        /// Added to every frame's timestamp and sequence number (``FrameFault/timestampStep(_:)``,
+        /// ``FrameFault/sequenceStep(_:)``).
+        var timestampOffset = MediaTime.zero
+        var sequenceOffset: UInt32 = 0
         var pendingIOError = false
         var openError: Int32?
         var busyElsewhere = false
@@ -338,9 +350,11 @@ public final class SimulatedUVCCamera: Sendable {
 
     // MARK: Plugging
 
-    /// Called by the bus: the camera is attached (again), fresh as after power-up.
-    func plugIn() {
+    /// Called by the bus: the camera is attached (again), fresh as after power-up. Returns `false`,
+    /// changing nothing, when it is plugged in already (descriptors open on it keep their state).
+    func plugIn() -> Bool {
         state.withLock { state in
+            guard !state.connected else { return false }
             var fresh = State(controls: Self.defaultControls(torch: configuration.hasTorch))
             fresh.handles = state.handles
             fresh.generation = state.generation
@@ -351,6 +365,7 @@ public final class SimulatedUVCCamera: Sendable {
             state = fresh
             state.resetFormat(listing: listing, alignment: configuration.bytesPerLineAlignment)
             state.connected = true
+            return true
         }
     }
 

@@ -61,11 +61,16 @@ public final class SimulatedV4L2Bus: Sendable {
     // MARK: Plugging
 
     /// Plugs `camera` in at the lowest free `/dev/videoN` (or at `path`), plus its metadata node.
-    /// Returns the capture node's path.
+    /// Returns the capture node's path. A camera plugged in already stays as it is (its open
+    /// descriptors, buffers and stream untouched) and its node is returned.
     @discardableResult
     public func plug(_ camera: SimulatedUVCCamera, at path: String? = nil) -> String {
-        camera.plugIn()
-        let (node, watchers) = state.withLock { state in
+        let (node, watchers) = state.withLock { state -> (String, [@Sendable () -> Void]) in
+            if let existing = state.nodes.first(where: { $0.value.camera === camera && !$0.value.isMetadata }) {
+                return (existing.key, [])
+            }
+            // Under the bus's lock, so two threads plugging one camera cannot both reset it.
+            _ = camera.plugIn()
             let node: String
             if let path {
                 node = path

@@ -64,7 +64,10 @@ struct V4L2FormatListing: Sendable, Hashable {
     var busInfo: String?
     var formats: [Format] = []
 
-    /// Parses a listing. Throws ``CaptureError/Code/invalidArgument`` naming the line it cannot read.
+    /// Parses a listing. Throws ``CaptureError/Code/invalidArgument`` naming the line it cannot
+    /// read or whose values no camera has: sizes outside 1…``PixelBuffer/maximumDimension`` (or a
+    /// range whose minimum exceeds its maximum), rates that are not finite and positive or above
+    /// ~4.29 M fps, intervals above ~4,295 s, ranges written out of order.
     static func parse(_ text: String) throws(CaptureError) -> V4L2FormatListing {
         var listing = V4L2FormatListing()
         for (number, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
@@ -101,14 +104,20 @@ struct V4L2FormatListing: Sendable, Hashable {
                 let size: Size
                 let words = rest.split(separator: " ").map(String.init)
                 if words.first == "Discrete", words.count >= 2, let (w, h) = parseSize(words[1]) {
+                    guard isFrameSize(w, h) else { throw fail(Self.sizeRefusal(w, h)) }
                     size = .discrete(width: w, height: h)
                 } else if words.first == "Stepwise" || words.first == "Continuous", words.count >= 4,
                     let (minW, minH) = parseSize(words[1]), let (maxW, maxH) = parseSize(words[3])
                 {
+                    guard isFrameSize(minW, minH) else { throw fail(Self.sizeRefusal(minW, minH)) }
+                    guard isFrameSize(maxW, maxH) else { throw fail(Self.sizeRefusal(maxW, maxH)) }
+                    guard minW <= maxW, minH <= maxH else {
+                        throw fail("the smallest size \(minW)x\(minH) exceeds the largest \(maxW)x\(maxH)")
+                    }
                     var step: (UInt32, UInt32) = (1, 1)
                     if let index = words.firstIndex(of: "step"), index + 1 < words.count {
                         let parts = words[index + 1].split(separator: "/").compactMap { UInt32($0) }
-                        if parts.count == 2 { step = (parts[0], parts[1]) }
+                        if parts.count == 2 { step = (max(1, parts[0]), max(1, parts[1])) }
                     }
                     size = .stepwise(
                         minWidth: minW, minHeight: minH, maxWidth: maxW, maxHeight: maxH, stepWidth: step.0,
@@ -123,11 +132,23 @@ struct V4L2FormatListing: Sendable, Hashable {
                 }
                 let intervals: Intervals
                 if rest.hasPrefix("Discrete") {
-                    guard let interval = parseInterval(rest) else { throw fail("cannot read the interval") }
+                    let parsed: Fraction?
+                    do throws(Refusal) {
+                        parsed = try parseInterval(rest)
+                    } catch {
+                        throw fail(error.reason)
+                    }
+                    guard let interval = parsed else { throw fail("cannot read the interval") }
                     guard case .discrete(let existing) = last.intervals else { throw fail("mixed interval kinds") }
                     intervals = .discrete(existing + [interval])
                 } else if rest.hasPrefix("Stepwise") || rest.hasPrefix("Continuous") {
-                    guard let range = parseIntervalRange(rest) else { throw fail("cannot read the interval range") }
+                    let parsed: Intervals?
+                    do throws(Refusal) {
+                        parsed = try parseIntervalRange(rest)
+                    } catch {
+                        throw fail(error.reason)
+                    }
+                    guard let range = parsed else { throw fail("cannot read the interval range") }
                     intervals = range
                 } else {
                     throw fail("unknown interval kind")
@@ -144,54 +165,103 @@ struct V4L2FormatListing: Sendable, Hashable {
         return listing
     }
 
+    /// Why a value on a line cannot be taken (the line number is added by ``parse(_:)``).
+    private struct Refusal: Error {
+        var reason: String
+    }
+
     private static func parseSize(_ text: String) -> (UInt32, UInt32)? {
         let parts = text.split(separator: "x").compactMap { UInt32($0) }
         return parts.count == 2 ? (parts[0], parts[1]) : nil
     }
 
+    private static func isFrameSize(_ width: UInt32, _ height: UInt32) -> Bool {
+        (1...UInt32(PixelBuffer.maximumDimension)).contains(width)
+            && (1...UInt32(PixelBuffer.maximumDimension)).contains(height)
+    }
+
+    private static func sizeRefusal(_ width: UInt32, _ height: UInt32) -> String {
+        "size \(width)x\(height) is outside 1…\(PixelBuffer.maximumDimension) pixels a side"
+    }
+
+    /// The largest rate a fraction of a thousandth of a frame can hold: UInt32.max / 1000 fps.
+    static let maximumFramesPerSecond = Double(UInt32.max) / 1000
+    /// The longest interval microseconds in a UInt32 can hold: UInt32.max µs (~4,295 s).
+    static let maximumIntervalSeconds = Double(UInt32.max) / 1_000_000
+
     /// `Discrete 0.033s (30.000 fps)`: the rate in parentheses is exact where the seconds are rounded.
-    private static func parseInterval(_ text: String) -> Fraction? {
+    private static func parseInterval(_ text: String) throws(Refusal) -> Fraction? {
         if let open = text.firstIndex(of: "("), let fps = Double(text[text.index(after: open)...].prefix { $0 != " " })
         {
-            return fraction(framesPerSecond: fps)
+            return try checkedFraction(framesPerSecond: fps)
         }
         let words = text.split(separator: " ")
         guard words.count >= 2, let seconds = Double(words[1].dropLast()) else { return nil }
-        return fraction(seconds: seconds)
+        return try checkedFraction(seconds: seconds)
     }
 
     /// `Stepwise 0.033s - 1.000s with step 0.033s (1.000-30.000 fps)` or `Continuous 0.033s - 1.000s (…)`.
-    private static func parseIntervalRange(_ text: String) -> Intervals? {
+    private static func parseIntervalRange(_ text: String) throws(Refusal) -> Intervals? {
         let words = text.split(separator: " ").map(String.init)
         guard words.count >= 4, let low = Double(words[1].dropLast()), let high = Double(words[3].dropLast()) else {
             return nil
         }
-        var minimum = fraction(seconds: low)
-        var maximum = fraction(seconds: high)
-        if let open = text.firstIndex(of: "("), let close = text.firstIndex(of: ")") {
+        var minimum = try checkedFraction(seconds: low)
+        var maximum = try checkedFraction(seconds: high)
+        let open = text.firstIndex(of: "(")
+        let close = text.firstIndex(of: ")")
+        if open != nil || close != nil {
+            guard let open, let close, open < close else {
+                throw Refusal(reason: "the rates in parentheses are not enclosed by '(' … ')'")
+            }
             let rates = text[text.index(after: open)..<close].replacingOccurrences(of: " fps", with: "")
                 .split(separator: "-").compactMap { Double($0) }
             if rates.count == 2 {
-                maximum = fraction(framesPerSecond: rates[0])
-                minimum = fraction(framesPerSecond: rates[1])
+                maximum = try checkedFraction(framesPerSecond: rates[0])
+                minimum = try checkedFraction(framesPerSecond: rates[1])
             }
+        }
+        guard minimum.seconds <= maximum.seconds else {
+            throw Refusal(reason: "the shortest interval exceeds the longest")
         }
         var step = Fraction(numerator: 1, denominator: 1_000_000)
         if let index = words.firstIndex(of: "step"), index + 1 < words.count,
             let seconds = Double(words[index + 1].dropLast())
         {
-            step = fraction(seconds: seconds)
+            step = try checkedFraction(seconds: seconds)
         }
         return .stepwise(min: minimum, max: maximum, step: step)
     }
 
-    /// 1/fps as a reduced fraction, from the rate to three decimals (7.5 fps → 2/15).
-    static func fraction(framesPerSecond fps: Double) -> Fraction {
-        reduced(1000, UInt32(max(1, (fps * 1000).rounded())))
+    private static func checkedFraction(framesPerSecond fps: Double) throws(Refusal) -> Fraction {
+        guard fps.isFinite, fps > 0, fps <= maximumFramesPerSecond else {
+            throw Refusal(
+                reason: "a rate of \(fps) fps is not a positive rate up to \(Int(maximumFramesPerSecond)) fps")
+        }
+        return fraction(framesPerSecond: fps)
     }
 
+    private static func checkedFraction(seconds: Double) throws(Refusal) -> Fraction {
+        guard seconds.isFinite, seconds > 0, seconds <= maximumIntervalSeconds else {
+            throw Refusal(
+                reason: "an interval of \(seconds) s is not a positive interval up to \(Int(maximumIntervalSeconds)) s")
+        }
+        return fraction(seconds: seconds)
+    }
+
+    /// 1/fps as a reduced fraction, from the rate to three decimals (7.5 fps → 2/15); the rate is
+    /// clamped to what the fraction can hold.
+    static func fraction(framesPerSecond fps: Double) -> Fraction {
+        let thousandths = (fps * 1000).rounded()
+        let denominator = thousandths.isNaN ? 1 : UInt32(max(1, min(Double(UInt32.max), thousandths)))
+        return reduced(1000, denominator)
+    }
+
+    /// `seconds` as a reduced fraction of microseconds, clamped to what the fraction can hold.
     static func fraction(seconds: Double) -> Fraction {
-        reduced(UInt32(max(1, (seconds * 1_000_000).rounded())), 1_000_000)
+        let micro = (seconds * 1_000_000).rounded()
+        let numerator = micro.isNaN ? 1 : UInt32(max(1, min(Double(UInt32.max), micro)))
+        return reduced(numerator, 1_000_000)
     }
 
     private static func reduced(_ numerator: UInt32, _ denominator: UInt32) -> Fraction {

@@ -21,6 +21,10 @@ package struct CapturedSample: Sendable {
     package var sequenceNumber: UInt64
     /// When the sample reached user space, on the host's monotonic clock (for latency figures).
     package var hostArrivalTime: MediaTime
+    /// Set on the first sample of a stream when the backend skipped samples before it (damaged
+    /// frames): the sequence number of the first skipped one, so they count as a gap. `nil`
+    /// otherwise.
+    package var streamStartSequenceNumber: UInt64?
 
     /// A video frame.
     package init(

@@ -17,6 +17,20 @@ public protocol PixelMemoryOwner: AnyObject, Sendable {
 /// pipeline writes them before handing the buffer on and never after, so readers need no locking;
 /// a processor that writes in place owns the buffer while it runs.
 public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel memory, see above.
+    /// The largest width or height of a frame anywhere in Viewfinder: 16384 pixels. Settings,
+    /// processors, pools and device listings that name a larger size are refused with
+    /// ``CaptureError/Code/invalidArgument``.
+    public static let maximumDimension = 16384
+
+    /// Throws ``CaptureError/Code/invalidArgument`` unless both sides are 1…``maximumDimension``.
+    package static func checkDimensions(width: Int, height: Int, what: String) throws(CaptureError) {
+        guard (1...maximumDimension).contains(width), (1...maximumDimension).contains(height) else {
+            throw CaptureError(
+                .invalidArgument,
+                "\(what) of \(width)x\(height) is outside 1…\(maximumDimension) pixels a side: choose a smaller size")
+        }
+    }
+
     /// Width in pixels.
     public let width: Int
     /// Height in pixels.

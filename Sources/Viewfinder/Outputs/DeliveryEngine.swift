@@ -151,6 +151,9 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         var waitingSample: Int?
         var drainScheduled = false
         var lastSequence: UInt64?
+        /// What is added to the device's sequence numbers after its counter stepped back, so
+        /// delivered numbers keep increasing.
+        var sequenceOffset: UInt64 = 0
         var lastAcceptedTime: MediaTime?
         /// The (adjusted) time of the last sample seen, and what is added to the device's times
         /// after it stepped back, so delivered times keep increasing.
@@ -255,6 +258,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             state.lastAcceptedTime = nil
             state.lastTime = nil
             state.timeOffset = .zero
+            state.sequenceOffset = 0
         }
     }
 
@@ -308,7 +312,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
                 let budget = state.budget
             else {
                 // Not delivering now: remember where the device is, so resuming is no gap.
-                state.lastSequence = sample.sequenceNumber
+                state.lastSequence = sample.sequenceNumber &+ state.sequenceOffset
                 return false
             }
             Self.accept(sample, context: context, budget: budget, connection: connection, state: &state)
@@ -381,6 +385,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     ) {
         state.statistics.captured += 1
         var sample = incoming
+        sample.sequenceNumber &+= state.sequenceOffset
         guard keepTimeIncreasing(&sample, state: &state) else {
             // A device clock that stepped back, or a sample without a time: never passed on as
             // time going backwards. Reported, and later samples continue from the last time.
@@ -389,8 +394,26 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             enqueueDrop(DropReport(sample, reason: .discontinuity, connection: connection), state: &state)
             return
         }
-        if let last = state.lastSequence, sample.sequenceNumber > last &+ 1 {
-            let lost = sample.sequenceNumber - last - 1
+        if let last = state.lastSequence, sample.sequenceNumber <= last {
+            // The device's counter repeated or stepped back (reset, or misbehaving): like time
+            // stepping back, reported and dropped; later samples are numbered on from the last.
+            state.sequenceOffset &+= (last &+ 1) &- sample.sequenceNumber
+            sample.sequenceNumber = last &+ 1
+            state.statistics.droppedDiscontinuity += 1
+            state.lastSequence = sample.sequenceNumber
+            enqueueDrop(DropReport(sample, reason: .discontinuity, connection: connection), state: &state)
+            return
+        }
+        // Samples lost since the last one, or (first sample of a stream) skipped before it.
+        let lost: UInt64
+        if let last = state.lastSequence {
+            lost = sample.sequenceNumber &- last &- 1
+        } else if let first = sample.streamStartSequenceNumber, first < sample.sequenceNumber {
+            lost = sample.sequenceNumber - first
+        } else {
+            lost = 0
+        }
+        if lost > 0 {
             let count = Int(clamping: lost)
             let gap = sample.gap(sequencesLost: lost)
             state.statistics.captured += count
@@ -399,7 +422,8 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             enqueueDrop(
                 DropReport(
                     reason: .discontinuity, presentationTime: gap.presentationTime, duration: gap.duration,
-                    sequenceNumber: last + 1, count: count, mediaSampleCount: gap.mediaSamples, connection: connection),
+                    sequenceNumber: sample.sequenceNumber - lost, count: count, mediaSampleCount: gap.mediaSamples,
+                    connection: connection),
                 state: &state)
         }
         state.lastSequence = sample.sequenceNumber
@@ -578,7 +602,12 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     private func onCallbackQueue<T>(_ queue: DispatchQueue, _ body: () -> T) -> T {
         queue.sync {
             deliveringThread.store(Self.currentThread, ordering: .relaxed)
-            defer { deliveringThread.store(0, ordering: .relaxed) }
+            let outer = pthread_getspecific(deliveringKey)
+            pthread_setspecific(deliveringKey, UnsafeRawPointer(bitPattern: 1))
+            defer {
+                pthread_setspecific(deliveringKey, outer)
+                deliveringThread.store(0, ordering: .relaxed)
+            }
             return body()
         }
     }
@@ -595,3 +624,14 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         return done.wait(timeout: .now() + timeout) == .success
     }
 }
+
+/// Marks threads inside a consumer callback of any engine.
+private let deliveringKey: pthread_key_t = {
+    var key = pthread_key_t()
+    pthread_key_create(&key, nil)
+    return key
+}()
+
+/// Whether the calling thread is inside a consumer callback (a delegate) of some output: such a
+/// thread must not block on work that waits for deliveries to finish.
+var isInsideDeliveryCallback: Bool { pthread_getspecific(deliveringKey) != nil }

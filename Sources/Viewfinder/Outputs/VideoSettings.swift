@@ -28,8 +28,8 @@ public struct VideoSettings: Sendable, Hashable, CustomStringConvertible {
     /// Throws ``CaptureError/Code/unsupportedPixelFormat`` for a format outputs cannot deliver
     /// (see ``CaptureVideoDataOutput/availableVideoPixelFormatTypes``, and ``PixelFormat/mjpeg``
     /// for a camera's own JPEG frames), and
-    /// ``CaptureError/Code/invalidArgument`` for a size that is not positive, only half given, or
-    /// odd for a Y'CbCr format.
+    /// ``CaptureError/Code/invalidArgument`` for a size that is not positive, larger than
+    /// ``PixelBuffer/maximumDimension`` a side, only half given, or odd for a Y'CbCr format.
     public init(pixelFormat: PixelFormat, width: Int? = nil, height: Int? = nil) throws(CaptureError) {
         let deliverable = CaptureVideoDataOutput.deliverablePixelFormats + [.mjpeg]
         guard deliverable.contains(pixelFormat) else {
@@ -47,6 +47,7 @@ public struct VideoSettings: Sendable, Hashable, CustomStringConvertible {
                 throw CaptureError(
                     .invalidArgument, "output size \(w)x\(h) is invalid: width and height must be positive")
             }
+            try PixelBuffer.checkDimensions(width: w, height: h, what: "output size")
             guard !pixelFormat.isYUV || (w % 2 == 0 && h % 2 == 0) else {
                 throw CaptureError(
                     .invalidArgument,

@@ -295,7 +295,13 @@ public final class CaptureSession: @unchecked Sendable {
     /// A commit on a running session: every stream restarts with the new configuration. If that
     /// fails the error is posted and the session stops (``didStopRunningNotification``).
     private func applyIfRunning() {
-        enterTransition()
+        // From a delegate's callback while another thread holds the transition (a stop or commit
+        // that waits for this very callback to return): apply once it is done, instead of waiting.
+        if isInsideDeliveryCallback, !tryEnterTransition() {
+            schedule { [weak self] in self?.applyIfRunning() }
+            return
+        }
+        if !isInsideDeliveryCallback { enterTransition() }
         defer { leaveTransition() }
         guard isRunning else { return }
         stopStreams()
@@ -621,6 +627,13 @@ public final class CaptureSession: @unchecked Sendable {
     private func enterTransition() {
         transition.lock()
         transitionDepth += 1
+    }
+
+    /// Enters a transition if no other thread is in one.
+    private func tryEnterTransition() -> Bool {
+        guard transition.try() else { return false }
+        transitionDepth += 1
+        return true
     }
 
     /// Leaves a transition; the outermost one posts what it queued, without the lock.

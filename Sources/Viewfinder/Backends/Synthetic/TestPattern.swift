@@ -19,9 +19,10 @@ public enum TestPattern {
     /// Rows taken by the sequence-number strip in a frame `height` rows tall.
     public static func codeStripHeight(height: Int) -> Int { max(2, (height / 16) & ~1) }
 
-    /// The rows the colour bars occupy.
+    /// The rows the colour bars occupy (none in a frame too short for them).
     public static func barRows(height: Int) -> Range<Int> {
-        codeStripHeight(height: height)..<((height * 3 / 4) & ~1)
+        let top = min(codeStripHeight(height: height), max(0, height))
+        return top..<max(top, (height * 3 / 4) & ~1)
     }
 
     /// The columns of bar `index` (0–7) in a frame `width` pixels wide.
@@ -36,8 +37,8 @@ public enum TestPattern {
         let boxHeight = max(2, ((height - top) / 2) & ~1)
         let travel = max(1, width - boxWidth)
         let x = Int((sequenceNumber &* 8) % UInt64(travel)) & ~1
-        let y = (top + (height - top - boxHeight) / 2) & ~1
-        return (x..<(x + boxWidth), y..<min(height, y + boxHeight))
+        let y = max(0, min(height, (top + (height - top - boxHeight) / 2) & ~1))
+        return (x..<(x + boxWidth), y..<max(y, min(height, y + boxHeight)))
     }
 
     static func cellColumns(_ bit: Int, width: Int) -> Range<Int> {
@@ -113,7 +114,8 @@ public enum TestPattern {
     /// from a frame in any uncompressed format at any size. `nil` if the buffer is compressed.
     public static func readSequenceNumber(from buffer: PixelBuffer) -> UInt64? {
         guard !buffer.pixelFormat.isCompressed, buffer.pixelFormat.planeCount > 0 else { return nil }
-        let y = codeStripHeight(height: buffer.height) / 2
+        guard buffer.height > 0, buffer.width > 0 else { return nil }
+        let y = min(codeStripHeight(height: buffer.height) / 2, buffer.height - 1)
         var value: UInt64 = 0
         for bit in 0..<32 {
             let x = (2 * bit + 1) * buffer.width / 64
@@ -147,7 +149,9 @@ struct Painter {
         fill(x: x, y: y, rgb: (grey, grey, grey))
     }
 
-    func fill(x: Range<Int>, y: Range<Int>, rgb: (r: UInt8, g: UInt8, b: UInt8)) {
+    func fill(x requested: Range<Int>, y: Range<Int>, rgb: (r: UInt8, g: UInt8, b: UInt8)) {
+        // Shapes of a frame only a few pixels wide may reach past its right edge: cut them there.
+        let x = requested.clamped(to: 0..<max(0, buffer.width))
         guard !x.isEmpty, !y.isEmpty else { return }
         let format = buffer.pixelFormat
         let ycc = BT601.ycbcr(r: rgb.r, g: rgb.g, b: rgb.b, fullRange: format.isFullRange)

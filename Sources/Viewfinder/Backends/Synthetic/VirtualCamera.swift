@@ -27,8 +27,8 @@ public final class VirtualCamera: Sendable {
         public var uniqueID: String?
         /// The clock that paces frames and stamps them.
         public var clock: any CaptureClock
-        /// `true`: one frame per frame interval of `clock`. `false`: as fast as buffers free up,
-        /// timestamps still one interval apart.
+        /// `true`: one frame per frame interval of `clock`. `false`: as fast as buffers free up
+        /// (it waits for a free buffer, so no frame is lost), timestamps still one interval apart.
         public var isPaced: Bool
         /// Stop after this many frames (lost ones included); `nil` for no end.
         public var frameLimit: Int?
@@ -98,8 +98,9 @@ public final class VirtualCamera: Sendable {
         backend.inject(.fail(error))
     }
 
-    /// Unplugs the camera: the stream fails with ``CaptureError/Code/deviceDisconnected`` and
-    /// the device reports itself disconnected until ``simulateReconnect()``.
+    /// Unplugs the camera: a running stream fails with ``CaptureError/Code/deviceDisconnected``
+    /// at its next frame, and the device reports itself disconnected until ``simulateReconnect()``
+    /// (a stopped camera is disconnected at once).
     public func simulateDisconnect() {
         backend.inject(.disconnect)
     }
@@ -160,9 +161,24 @@ final class VirtualCameraBackend: DeviceBackend {
     var isConnected: Bool { stream.withLock { $0.connected } }
     var framesProduced: Int { stream.withLock { $0.produced } }
 
-    func inject(_ injection: Injection) { stream.withLock { $0.pending = injection } }
+    func inject(_ injection: Injection) {
+        stream.withLock { stream in
+            if case .disconnect = injection, stream.thread == nil {
+                // Nothing streams: unplugged now, not at some later start.
+                stream.connected = false
+            } else {
+                stream.pending = injection
+            }
+        }
+    }
 
-    func setConnected(_ connected: Bool) { stream.withLock { $0.connected = connected } }
+    func setConnected(_ connected: Bool) {
+        stream.withLock { stream in
+            stream.connected = connected
+            // Plugged back in before the stream saw the unplug: the unplug is over.
+            if connected, case .disconnect = stream.pending { stream.pending = nil }
+        }
+    }
 
     func waitUntilFinished(timeout: Double) -> Bool {
         let deadline = Date(timeIntervalSinceNow: timeout)
@@ -252,8 +268,13 @@ final class VirtualCameraBackend: DeviceBackend {
         while !isCancelled() {
             if let limit = configuration.frameLimit, sequence >= UInt64(limit) { return }
             let deadline = start + frameDuration * Int64(sequence)
+            var taken: (buffer: PixelBuffer, slot: Int)?
             if configuration.isPaced {
                 guard clock.wait(until: deadline, isCancelled: isCancelled) else { return }
+            } else {
+                // As fast as buffers free up: wait for one rather than losing frames.
+                guard let free = ring.makePixelBufferWithSlot(waitingUnless: isCancelled) else { return }
+                taken = free
             }
             // One lock a frame: take any injected fault, and count the frame unless one came.
             let injection: Injection? = stream.withLock { stream in
@@ -279,7 +300,7 @@ final class VirtualCameraBackend: DeviceBackend {
             let current = sequence
             sequence += 1
             // Like a V4L2 driver with no queued buffer: the frame is lost, the counter moves on.
-            guard let (buffer, slot) = ring.makePixelBufferWithSlot() else { continue }
+            guard let (buffer, slot) = taken ?? ring.makePixelBufferWithSlot() else { continue }
             if flashes.contains(current) {
                 TestPattern.renderFlash(sequenceNumber: current, into: buffer)
                 slotSequence[slot] = nil
@@ -289,6 +310,7 @@ final class VirtualCameraBackend: DeviceBackend {
                     slotSequence[slot] = current
                 }
             } else {
+                // A slot a flash overwrote is drawn again in full.
                 TestPattern.render(sequenceNumber: current, into: buffer)
                 slotSequence[slot] = current
             }

@@ -106,6 +106,12 @@ final class V4L2BufferRing: PixelMemoryOwner {
     /// Buffers in the ring.
     var count: Int { state.withLock { $0.slots.count } }
 
+    /// The bytes mapped for buffer `index` (what the driver's `bytesused` may not exceed).
+    func length(of index: Int) -> Int { state.withLock { $0.slots[index].length } }
+
+    /// The smallest buffer mapped (each must hold a whole frame of a raw format).
+    var smallestLength: Int { state.withLock { $0.slots.map(\.length).min() ?? 0 } }
+
     /// Buffers lent out and not yet returned.
     var lentCount: Int { state.withLock { $0.slots.count { $0.isLent } } }
 
@@ -114,14 +120,15 @@ final class V4L2BufferRing: PixelMemoryOwner {
         state.withLock { $0.isDescriptorOpen || $0.slots.contains { $0.isMapped } }
     }
 
-    /// Wraps dequeued buffer `index` (holding `bytesUsed` bytes) for delivery; its release
-    /// re-queues it.
+    /// Wraps dequeued buffer `index` (holding `bytesUsed` bytes, never counted past its mapping)
+    /// for delivery; its release re-queues it.
     func lend(index: Int, bytesUsed: Int) -> PixelBuffer {
-        let address = state.withLock { state in
+        let (address, length) = state.withLock { state in
             state.slots[index].isLent = true
-            return state.slots[index].address
+            return (state.slots[index].address, state.slots[index].length)
         }
-        return PixelBuffer(memory: address, layout: layout, dataSize: bytesUsed, owner: self, slot: index)
+        return PixelBuffer(
+            memory: address, layout: layout, dataSize: min(max(0, bytesUsed), length), owner: self, slot: index)
     }
 
     /// Queues dequeued buffer `index` again without lending it (a corrupt frame).

@@ -13,8 +13,17 @@ import Synchronization
 /// Frames: each dequeued buffer becomes a zero-copy ``PixelBuffer`` whose release queues it
 /// again; kernel monotonic timestamps become presentation times in nanoseconds; the driver's
 /// sequence numbers pass through (gaps are frames the driver lost). Buffers flagged
-/// `V4L2_BUF_FLAG_ERROR`, empty or shorter than a frame are queued again, never delivered, and
-/// counted in ``corruptFramesSkipped``.
+/// `V4L2_BUF_FLAG_ERROR`, empty, shorter than a frame or claiming more bytes than their mapping
+/// holds are queued again, never delivered, and counted in ``corruptFramesSkipped``; skipped
+/// frames before the first good one of a stream still count as a sequence gap downstream.
+/// Sequence numbers are extended to 64 bits across wrap-around; a repeat or a step back of the
+/// driver's counter is passed on as a step back (the delivery engine reports it as a
+/// discontinuity), never as billions of lost frames.
+///
+/// Presence has one owner, the provider's scan: a stream that finds the camera gone marks it
+/// disconnected only if no scan has seen the camera (again) since the stream started, and asks
+/// the provider to look again, so an unplug followed at once by a replug never leaves the camera
+/// marked absent.
 ///
 /// Emulated formats (libv4l2 converts into buffers of its own) are delivered as copies and their
 /// buffers queued again at once: libv4l2 refuses `VIDIOC_REQBUFS` with `EBUSY` while any of its
@@ -45,8 +54,18 @@ final class V4L2CameraBackend: DeviceBackend {
         var ring: V4L2BufferRing
     }
 
+    /// Whether the camera is there, and how many times a scan has found it (re)appear: a stream
+    /// remembers the generation it started in, so a late failure of an old descriptor cannot mark a
+    /// camera absent that a newer scan found present.
+    private struct Presence {
+        var isConnected = true
+        var generation = 0
+    }
+
     private let node: Mutex<String>
-    private let connected = Atomic<Bool>(true)
+    private let presence = Mutex(Presence())
+    /// Set by the provider: asks it to scan again when a stream finds the camera gone.
+    private let lossHandler = Mutex<(@Sendable () -> Void)?>(nil)
     private let running = Mutex<Running?>(nil)
     private let controlCache = Mutex<V4L2ControlMap?>(nil)
     private let corruptFrames = Atomic<Int>(0)
@@ -69,13 +88,37 @@ final class V4L2CameraBackend: DeviceBackend {
     /// The device node the camera is at now (it may change when the camera is plugged in again).
     var path: String { node.withLock { $0 } }
 
-    var isConnected: Bool { connected.load(ordering: .acquiring) }
+    var isConnected: Bool { presence.withLock { $0.isConnected } }
 
-    /// Called by the provider when the camera appears (possibly at a new node) or disappears.
+    /// The presence generation now (it grows each time a scan finds the camera appear).
+    var presenceGeneration: Int { presence.withLock { $0.generation } }
+
+    /// Called by the provider when a scan finds the camera (possibly at a new node) or finds it gone.
     func update(path: String?, connected isPresent: Bool) {
         if let path { node.withLock { $0 = path } }
-        if isPresent && !connected.load(ordering: .acquiring) { controlCache.withLock { $0 = nil } }
-        connected.store(isPresent, ordering: .releasing)
+        let appeared = presence.withLock { presence -> Bool in
+            defer { presence.isConnected = isPresent }
+            guard isPresent, !presence.isConnected else { return false }
+            presence.generation += 1
+            return true
+        }
+        if appeared { controlCache.withLock { $0 = nil } }
+    }
+
+    /// Called by the provider: how to ask it for a scan when a stream finds the camera gone.
+    func setLossHandler(_ handler: (@Sendable () -> Void)?) {
+        lossHandler.withLock { $0 = handler }
+    }
+
+    /// A descriptor opened in presence generation `generation` found the camera gone. Marks it
+    /// disconnected unless a scan has seen it (again) since, and asks the provider to check.
+    private func cameraWasLost(since generation: Int) {
+        let marked = presence.withLock { presence -> Bool in
+            guard presence.generation == generation, presence.isConnected else { return false }
+            presence.isConnected = false
+            return true
+        }
+        if marked, let handler = lossHandler.withLock({ $0 }) { handler() }
     }
 
     /// Frames dequeued with an error flag, no data or too little data: queued again, never delivered.
@@ -93,6 +136,7 @@ final class V4L2CameraBackend: DeviceBackend {
     func startStreaming(
         format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
     ) throws(CaptureError) -> MediaTime {
+        let generation = presenceGeneration
         try checkCanStream(format)
         let fd: Int32
         do {
@@ -120,8 +164,17 @@ final class V4L2CameraBackend: DeviceBackend {
             }
         } catch {
             interface.close(fd)
-            if error.code == .deviceDisconnected { connected.store(false, ordering: .releasing) }
+            if error.code == .deviceDisconnected { cameraWasLost(since: generation) }
             throw error
+        }
+        // Untrusted driver data: every buffer of a raw format must hold a whole frame.
+        if !format.pixelFormat.isCompressed, ring.smallestLength < ring.layout.totalBytes {
+            let smallest = ring.smallestLength
+            ring.shutDown()
+            throw CaptureError(
+                .driverError,
+                "the driver of '\(localizedName)' (\(path)) maps \(smallest)-byte buffers for \(format), which needs \(ring.layout.totalBytes): the driver is misbehaving; try another format"
+            )
         }
         lastRing.withLock { $0 = ring }
         // Twice the ring: copies a user holds for a while do not starve an emulated stream at once.
@@ -133,7 +186,7 @@ final class V4L2CameraBackend: DeviceBackend {
             : nil
         let context = CaptureContext(
             ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes,
-            copies: copies,
+            copies: copies, generation: generation,
             rangeCompressor: decodesJPEG
                 ? V4L2RangeCompressor(width: format.dimensions.width, height: format.dimensions.height) : nil)
         let thread = CaptureThread(name: "viewfinder.v4l2.\(URL(fileURLWithPath: path).lastPathComponent)") {
@@ -224,18 +277,39 @@ final class V4L2CameraBackend: DeviceBackend {
         var expectedBytes: Int
         /// Where frames of an emulated format are copied (libv4l2's buffers must not be held).
         var copies: PixelBufferPool?
+        /// The presence generation the stream started in.
+        var generation: Int
         /// Set when libv4lconvert decodes JPEG into these (full-range) I420 buffers.
         var rangeCompressor: V4L2RangeCompressor?
     }
 
     /// Extends the driver's 32-bit sequence numbers to 64 bits across wrap-around.
-    private struct SequenceExtender {
-        var high: UInt64 = 0
-        var last: UInt32?
+    ///
+    /// A step forward of at most ``largestGap`` (modulo 2^32, so a wrap is a small step) is
+    /// frames the driver lost. Anything else — a repeat, a step back, or a jump too large to be
+    /// loss — means the driver's counter was reset or is misbehaving: the extended number steps
+    /// back by as much (the delivery engine drops that frame as a discontinuity and counts on from
+    /// it), never forward by billions.
+    struct SequenceExtender {
+        /// The largest forward step read as lost frames: 2^24 frames, over six days at 30 fps.
+        static let largestGap: UInt32 = 1 << 24
+        private(set) var extended: UInt64 = 0
+        private var last: UInt32?
+
         mutating func extend(_ sequence: UInt32) -> UInt64 {
-            if let last, sequence < last, last - sequence > UInt32.max / 2 { high += 1 << 32 }
-            last = sequence
-            return high | UInt64(sequence)
+            defer { last = sequence }
+            guard let last else {
+                extended = UInt64(sequence)
+                return extended
+            }
+            let forward = sequence &- last
+            if forward != 0, forward <= Self.largestGap {
+                extended &+= UInt64(forward)
+            } else {
+                let back = UInt64(last &- sequence)
+                extended = extended >= back ? extended - back : 0
+            }
+            return extended
         }
     }
 
@@ -245,17 +319,28 @@ final class V4L2CameraBackend: DeviceBackend {
         case failed(CaptureError)
     }
 
+    /// What the capture thread knows about a stream's sequence numbers.
+    private struct SequenceState {
+        var extender = SequenceExtender()
+        /// Whether a frame has been delivered yet.
+        var hasDelivered = false
+        /// The sequence number of the first frame skipped before the first delivered one.
+        var firstSkipped: UInt64?
+    }
+
     private func capture(_ context: CaptureContext, sink: DeviceStreamSink, isCancelled: () -> Bool) {
         defer { context.ring.shutDown() }
         let host = HostClock()
-        var sequence = SequenceExtender()
+        var sequence = SequenceState()
         while !isCancelled() {
             let events: Int16
             do {
                 events = try interface.poll(
                     context.fd, events: Int16(POLLIN | POLLPRI), timeoutMilliseconds: Self.pollTimeoutMilliseconds)
             } catch {
-                return fail(self.error(error, "waiting for frames from"), sink: sink, cancelled: isCancelled)
+                return fail(
+                    self.error(error, "waiting for frames from"), generation: context.generation, sink: sink,
+                    cancelled: isCancelled)
             }
             if events == 0 { continue }
             var dequeued = 0
@@ -264,11 +349,11 @@ final class V4L2CameraBackend: DeviceBackend {
                 case .empty:
                     break
                 case .failed(let error):
-                    return fail(error, sink: sink, cancelled: isCancelled)
+                    return fail(error, generation: context.generation, sink: sink, cancelled: isCancelled)
                 case .frame(let buffer):
                     dequeued += 1
                     if let error = deliver(buffer, context: context, sequence: &sequence, host: host, sink: sink) {
-                        return fail(error, sink: sink, cancelled: isCancelled)
+                        return fail(error, generation: context.generation, sink: sink, cancelled: isCancelled)
                     }
                     continue
                 }
@@ -276,7 +361,9 @@ final class V4L2CameraBackend: DeviceBackend {
             }
             if dequeued == 0, events & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
                 // Readable with an error but nothing to dequeue: find out whether the camera is gone.
-                return fail(diagnose(fd: context.fd, fallback: V4L2Errno(EIO)), sink: sink, cancelled: isCancelled)
+                return fail(
+                    diagnose(fd: context.fd, fallback: V4L2Errno(EIO)), generation: context.generation, sink: sink,
+                    cancelled: isCancelled)
             }
         }
     }
@@ -310,7 +397,7 @@ final class V4L2CameraBackend: DeviceBackend {
     /// Hands a dequeued buffer on, or queues it again if it is corrupt. Returns an error when
     /// re-queueing fails.
     private func deliver(
-        _ buffer: v4l2_buffer, context: CaptureContext, sequence: inout SequenceExtender, host: HostClock,
+        _ buffer: v4l2_buffer, context: CaptureContext, sequence: inout SequenceState, host: HostClock,
         sink: DeviceStreamSink
     ) -> CaptureError? {
         let index = Int(buffer.index)
@@ -322,8 +409,13 @@ final class V4L2CameraBackend: DeviceBackend {
         }
         let bytesUsed = Int(buffer.bytesused)
         let minimum = context.format.pixelFormat.isCompressed ? 1 : context.expectedBytes
-        if buffer.flags & VF_V4L2_BUF_FLAG_ERROR != 0 || bytesUsed < minimum {
+        let number = sequence.extender.extend(buffer.sequence)
+        // Untrusted driver data: a frame claiming more bytes than its buffer maps is corrupt too.
+        if buffer.flags & VF_V4L2_BUF_FLAG_ERROR != 0 || bytesUsed < minimum
+            || bytesUsed > context.ring.length(of: index)
+        {
             corruptFrames.add(1, ordering: .relaxed)
+            if !sequence.hasDelivered, sequence.firstSkipped == nil { sequence.firstSkipped = number }
             do {
                 try context.ring.requeue(index: index)
             } catch {
@@ -361,15 +453,20 @@ final class V4L2CameraBackend: DeviceBackend {
         } else {
             pixels = context.ring.lend(index: index, bytesUsed: bytesUsed)
         }
-        sink.deviceDidCapture(
-            CapturedFrame(
-                buffer: pixels, presentationTime: presentationTime, duration: context.duration,
-                sequenceNumber: sequence.extend(buffer.sequence), hostArrivalTime: arrival))
+        var frame = CapturedFrame(
+            buffer: pixels, presentationTime: presentationTime, duration: context.duration, sequenceNumber: number,
+            hostArrivalTime: arrival)
+        if !sequence.hasDelivered {
+            // Frames skipped before this one still count, as a gap from the first of them.
+            frame.streamStartSequenceNumber = sequence.firstSkipped
+            sequence.hasDelivered = true
+        }
+        sink.deviceDidCapture(frame)
         return nil
     }
 
-    private func fail(_ error: CaptureError, sink: DeviceStreamSink, cancelled: () -> Bool) {
-        if error.code == .deviceDisconnected { connected.store(false, ordering: .releasing) }
+    private func fail(_ error: CaptureError, generation: Int, sink: DeviceStreamSink, cancelled: () -> Bool) {
+        if error.code == .deviceDisconnected { cameraWasLost(since: generation) }
         // A stop request races with the failure it may have caused: only report real failures.
         guard !cancelled() else { return }
         sink.deviceDidFail(error)

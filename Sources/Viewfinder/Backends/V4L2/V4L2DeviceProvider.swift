@@ -18,6 +18,11 @@ import Synchronization
 /// Unique IDs are `v4l2:` plus the bus info (`usb-0000:00:14.0-1`), stable across reboots for a
 /// camera in the same port; drivers without bus info fall back to card name and node.
 ///
+/// Presence has one owner, the scan: a stream that finds its camera gone marks it disconnected
+/// (unless a scan has seen it since the stream started) and asks for a scan, which reports the
+/// camera connected again if it is back — however unplug, replug and the stream's failure
+/// interleave.
+///
 /// Thread safety: all members may be used from any thread; scans are serialised.
 package final class V4L2DeviceProvider: MonitoringDeviceProvider {
     let directory: any V4L2DeviceDirectory
@@ -71,6 +76,17 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
         rescan()
     }
 
+    /// A stream found its camera gone (on its capture thread): look again, off that thread, so a
+    /// camera already back is reported connected.
+    private func streamDidLoseCamera() {
+        let watching = state.withLock { state -> Bool in
+            state.needsScan = true
+            return state.isWatching
+        }
+        guard watching else { return }  // the next discovery scans
+        DispatchQueue.global().async { [weak self] in self?.rescan() }
+    }
+
     /// Looks at every node again, updates which cameras are present, and reports the changes.
     private func rescan() {
         scanning.lock()
@@ -105,6 +121,7 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
                     backend = V4L2CameraBackend(
                         info: info, uniqueID: id, interface: interface, bufferCount: bufferCount,
                         portKind: directory.portKind(ofNode: info.path))
+                    backend.setLossHandler { [weak self] in self?.streamDidLoseCamera() }
                     state.known[id] = backend
                 }
                 present.append(backend)

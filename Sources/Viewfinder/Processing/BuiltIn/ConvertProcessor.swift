@@ -48,6 +48,9 @@ public final class ConvertProcessor: FrameProcessor {
             throw CaptureError(
                 .invalidArgument, "ConvertProcessor needs a positive size, got \(size): pass e.g. 640x480 or nil")
         }
+        if let size {
+            try PixelBuffer.checkDimensions(width: size.width, height: size.height, what: "ConvertProcessor size")
+        }
         self.pixelFormat = pixelFormat
         self.size = size
     }

@@ -23,12 +23,20 @@ public final class CropProcessor: FrameProcessor {
     public let height: Int
 
     /// A processor keeping the `width` × `height` rectangle whose top-left corner is (`x`, `y`).
-    /// Throws ``CaptureError/Code/invalidArgument`` for a negative origin or an empty size.
+    /// Throws ``CaptureError/Code/invalidArgument`` for a negative origin, an empty size, or a
+    /// rectangle reaching past ``PixelBuffer/maximumDimension`` (no frame is that large).
     public init(x: Int, y: Int, width: Int, height: Int) throws(CaptureError) {
         guard x >= 0, y >= 0, width > 0, height > 0 else {
             throw CaptureError(
                 .invalidArgument,
                 "CropProcessor needs a non-negative origin and a positive size, got (\(x), \(y)) \(width)x\(height)")
+        }
+        let limit = PixelBuffer.maximumDimension
+        guard width <= limit, height <= limit, x <= limit - width, y <= limit - height else {
+            throw CaptureError(
+                .invalidArgument,
+                "CropProcessor rectangle (\(x), \(y)) \(width)x\(height) reaches past \(limit) pixels, larger than any frame: keep it inside the frame"
+            )
         }
         self.x = x
         self.y = y
@@ -43,7 +51,8 @@ public final class CropProcessor: FrameProcessor {
         guard acceptedPixelFormats.contains(input.pixelFormat) else {
             throw BuiltIn.unsupported("CropProcessor", input, accepted: acceptedPixelFormats)
         }
-        guard x + width <= input.width, y + height <= input.height else {
+        guard width <= input.width, height <= input.height, x <= input.width - width, y <= input.height - height
+        else {
             throw CaptureError(
                 .invalidArgument,
                 "crop rectangle (\(x), \(y)) \(width)x\(height) does not fit in \(input.width)x\(input.height) "
