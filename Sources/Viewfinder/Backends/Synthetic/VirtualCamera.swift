@@ -8,9 +8,9 @@ import Synchronization
 ///
 /// Frames are paced by an injected ``CaptureClock`` (``HostClock`` for real time, a
 /// ``ManualClock`` for exact tests), or produced as fast as the pipeline takes them
-/// (`isPaced = false`) for benchmarks. Like a V4L2 driver, it fills a fixed ring of buffers;
-/// when every buffer is held downstream it skips the frame, which shows up as a gap in sequence
-/// numbers (a `.discontinuity` drop).
+/// (`isPaced = false`) for benchmarks. Like a V4L2 driver, it fills a fixed ring of buffers; when
+/// every buffer is held downstream a paced camera skips the frame, which shows up as a gap in
+/// sequence numbers (a `.discontinuity` drop), and an unpaced one waits for a buffer to come back.
 ///
 /// ```swift
 /// let camera = VirtualCamera(configuration: .init(clock: ManualClock(), frameLimit: 100))
@@ -27,8 +27,9 @@ public final class VirtualCamera: Sendable {
         public var uniqueID: String?
         /// The clock that paces frames and stamps them.
         public var clock: any CaptureClock
-        /// `true`: one frame per frame interval of `clock`. `false`: as fast as buffers free up,
-        /// timestamps still one interval apart.
+        /// `true`: one frame per frame interval of `clock`. `false`: as fast as buffers free up
+        /// (waiting for one when all are held, so no frame is lost), timestamps still one interval
+        /// apart.
         public var isPaced: Bool
         /// Stop after this many frames (lost ones included); `nil` for no end.
         public var frameLimit: Int?
@@ -219,6 +220,23 @@ final class VirtualCameraBackend: DeviceBackend {
         finishCondition.unlock()
     }
 
+    /// A buffer from `ring`, waiting while all are held downstream: PixelBufferPool has no way to
+    /// wait, so this polls, yielding first (a buffer usually comes back within microseconds) and
+    /// then sleeping 20 µs at a time. `nil` when cancelled.
+    static func waitForBuffer(_ ring: PixelBufferPool, isCancelled: () -> Bool) -> (buffer: PixelBuffer, slot: Int)? {
+        var attempts = 0
+        while !isCancelled() {
+            if let taken = ring.makePixelBufferWithSlot() { return taken }
+            attempts += 1
+            if attempts < 64 {
+                sched_yield()
+            } else {
+                usleep(20)
+            }
+        }
+        return nil
+    }
+
     private func run(
         ring: PixelBufferPool, start: MediaTime, frameDuration: MediaTime, sink: DeviceStreamSink,
         isCancelled: () -> Bool
@@ -232,8 +250,14 @@ final class VirtualCameraBackend: DeviceBackend {
         while !isCancelled() {
             if let limit = configuration.frameLimit, sequence >= UInt64(limit) { return }
             let deadline = start + frameDuration * Int64(sequence)
+            var taken: (buffer: PixelBuffer, slot: Int)?
             if configuration.isPaced {
                 guard clock.wait(until: deadline, isCancelled: isCancelled) else { return }
+            } else {
+                // Unpaced: wait for a free buffer instead of skipping frames, so a benchmark
+                // measures the pipeline, not sequence gaps the camera invents while its ring is held.
+                guard let buffer = Self.waitForBuffer(ring, isCancelled: isCancelled) else { return }
+                taken = buffer
             }
             // One lock a frame: take any injected fault, and count the frame unless one came.
             let injection: Injection? = stream.withLock { stream in
@@ -259,7 +283,7 @@ final class VirtualCameraBackend: DeviceBackend {
             let current = sequence
             sequence += 1
             // Like a V4L2 driver with no queued buffer: the frame is lost, the counter moves on.
-            guard let (buffer, slot) = ring.makePixelBufferWithSlot() else { continue }
+            guard let (buffer, slot) = taken ?? ring.makePixelBufferWithSlot() else { continue }
             if configuration.rendersEveryFrame {
                 TestPattern.stamp(sequenceNumber: current, previous: slotSequence[slot], into: buffer)
                 slotSequence[slot] = current
