@@ -306,7 +306,8 @@ enum PipelineBenchmarks {
 /// paced like the camera (HostClock's sleep to each due time) signals a dispatch source whose
 /// handler runs on an idle serial queue; the figure is the time from the signal to the handler.
 enum WakeUpFloor {
-    final class Recorder: @unchecked Sendable {  // unchecked: written only on the handler's serial queue, read after it finished.
+    // unchecked: written only on the handler's serial queue, read after it finished.
+    final class Recorder: @unchecked Sendable {
         let times: UnsafeMutablePointer<Double>
         let capacity: Int
         var count = 0
