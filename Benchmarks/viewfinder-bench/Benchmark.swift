@@ -40,6 +40,11 @@ struct BenchmarkResult: Encodable {
     var regime: String?
     /// CPU time of all the process's threads over wall time, during the timed runs.
     var cpuPerWall: Double?
+    /// Frames per CPU-second (median over runs), and the same for the libyuv baseline and the
+    /// ratio: the steadier comparison on a shared machine for one band (libyuv runs on one core).
+    var fpsPerCPUSecond: Double?
+    var libyuvFpsPerCPUSecond: Double?
+    var ratioToLibyuvCPU: Double?
     /// CPU microseconds (user + system, all threads) per frame.
     var cpuUsPerFrame: Double?
     /// Paced runs: the camera's rate.

@@ -158,7 +158,12 @@ enum ConversionBenchmarks {
                 result.libyuvFps = libyuv.1.median
                 result.libyuvPath = libyuv.0
                 result.ratioToLibyuv = figures.median / libyuv.1.median
+                let ours = Measure.median(figures.fpsPerCPUSecond)
+                let theirs = Measure.median(libyuv.1.fpsPerCPUSecond)
+                result.libyuvFpsPerCPUSecond = theirs
+                if theirs > 0 { result.ratioToLibyuvCPU = ours / theirs }
             }
+            result.fpsPerCPUSecond = Measure.median(figures.fpsPerCPUSecond)
             result.swscaleFps = swscaleFigures.median
             result.ratioToSwscale = figures.median / swscaleFigures.median
             if let peer {

@@ -29,6 +29,9 @@ enum Measure {
         /// busy the whole time). Includes whatever else the process did meanwhile (nothing, in the
         /// conversion runs).
         var cpuPerWall: Double?
+        /// Frames per CPU-second of the process, per run: on a shared machine, where other
+        /// processes take the cores away at times, this is the steadier figure for one thread.
+        var fpsPerCPUSecond: [Double] = []
         var min: Double { fps.min() ?? 0 }
         var median: Double { Measure.median(fps) }
     }
@@ -57,6 +60,7 @@ enum Measure {
         _ settings: MeasureSettings, _ bodies: [(Int) throws -> Void], preRollFrames: Int = 20
     ) throws -> [Figures] {
         var fps = [[Double]](repeating: [], count: bodies.count)
+        var cpuFps = [[Double]](repeating: [], count: bodies.count)
         var allocated = [UInt64](repeating: 0, count: bodies.count)
         var timedFrames = [Int](repeating: 0, count: bodies.count)
         var cpu = [Double](repeating: 0, count: bodies.count)
@@ -93,12 +97,13 @@ enum Measure {
                 cpu[contender] += c1 - c0
                 wall[contender] += t1 - t0
                 fps[contender].append(Double(count) / (t1 - t0))
+                if c1 > c0 { cpuFps[contender].append(Double(count) / (c1 - c0)) }
             }
         }
         return bodies.indices.map {
             Figures(
                 fps: fps[$0], allocationsPerFrame: Double(allocated[$0]) / Double(max(1, timedFrames[$0])),
-                cpuPerWall: wall[$0] > 0 ? cpu[$0] / wall[$0] : nil)
+                cpuPerWall: wall[$0] > 0 ? cpu[$0] / wall[$0] : nil, fpsPerCPUSecond: cpuFps[$0])
         }
     }
 

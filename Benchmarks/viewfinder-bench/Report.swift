@@ -42,7 +42,11 @@ struct ReportTable: Sendable {
             ("floor fps (memcpy, same ring)", true, { format($0.floor) }),
             ("×floor", true, { format($0.ratioToFloor, 2) }),
             ("libyuv 1-core fps", true, { "\(format($0.libyuvFps)) (\($0.libyuvPath ?? "–"))" }),
-            ("×libyuv", true, { format($0.ratioToLibyuv, 2) }), ("swscale fps", true, { format($0.swscaleFps) }),
+            ("×libyuv", true, { format($0.ratioToLibyuv, 2) }),
+            ("fps per CPU-s", true, { format($0.fpsPerCPUSecond) }),
+            ("libyuv fps per CPU-s", true, { format($0.libyuvFpsPerCPUSecond) }),
+            ("×libyuv per CPU-s", true, { format($0.ratioToLibyuvCPU, 2) }),
+            ("swscale fps", true, { format($0.swscaleFps) }),
             ("×swscale", true, { format($0.ratioToSwscale, 1) }), ("ffmpeg fps", true, { format($0.peerFps) }),
             ("×peer", true, { format($0.ratioToPeer, 2) }),
         ])
