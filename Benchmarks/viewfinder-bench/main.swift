@@ -11,7 +11,8 @@ let usage = """
                           of 1 s; figures are not for the results page
       --allocations-only  only the allocation checks (conversions, paced pipelines, processors at
                           640x480, a few frames each, no timing, no peers): seconds
-      --filter SUBSTRING  run only benchmarks whose name contains SUBSTRING (case-insensitive)
+      --filter SUBSTRING  run only benchmarks whose name contains SUBSTRING (case-insensitive; "a,b": a or
+                          b, "a+b": a and b, e.g. convert/+1920x1080,pipeline/+1920x1080)
       --json PATH         also write the results as a JSON array to PATH
       --repeat N          timed runs per figure (default 7, or 3 with --quick)
       --help              show this help
@@ -104,7 +105,12 @@ func main() -> Int32 {
     let ffmpeg = settings.ffmpeg
     var cases = BenchmarkRegistry.all(settings: settings)
     if let filter = arguments.filter?.lowercased() {
-        cases = cases.filter { $0.name.lowercased().contains(filter) }
+        // "a,b": a or b; "a+b": a and b.
+        let alternatives = filter.split(separator: ",").map { $0.split(separator: "+").map(String.init) }
+        cases = cases.filter { benchmark in
+            let name = benchmark.name.lowercased()
+            return alternatives.contains { $0.allSatisfy { name.contains($0) } }
+        }
     }
     if cases.isEmpty {
         FileHandle.standardError.write(
