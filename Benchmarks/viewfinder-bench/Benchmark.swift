@@ -40,6 +40,29 @@ struct BenchmarkResult: Encodable {
     var cpuMsPerFrame: Double?
     /// The peer's CPU time per frame, in milliseconds (recording benchmarks).
     var peerCpuMsPerFrame: Double?
+    /// Cache regime of a conversion ("cold 256 MiB", "hot 12 MiB": the ring's span).
+    var regime: String?
+    /// CPU time of all the process's threads over wall time, during the timed runs.
+    var cpuPerWall: Double?
+    /// Frames per CPU-second (median over runs), and the same for the libyuv baseline and the
+    /// ratio: the steadier comparison on a shared machine for one band (libyuv runs on one core).
+    var fpsPerCPUSecond: Double?
+    var libyuvFpsPerCPUSecond: Double?
+    var ratioToLibyuvCPU: Double?
+    /// CPU microseconds (user + system, all threads) per frame.
+    var cpuUsPerFrame: Double?
+    /// Paced runs: the camera's rate.
+    var pacedFps: Double?
+    /// Paced runs: the parked-queue wake-up measured in the same run at the same rate (a serial
+    /// DispatchQueue with nothing to do, woken by a dispatch source signalled from another thread;
+    /// time from the signal to the handler running).
+    var wakeUpP50Us: Double?
+    var wakeUpP99Us: Double?
+    /// Frames dropped and drop reports delivered during the measured frames.
+    var dropped: Int?
+    var dropReports: Int?
+    /// Frames the allocation figure is over.
+    var frames: Int?
     var note: String?
 }
 
@@ -59,6 +82,18 @@ struct MeasureSettings: Sendable {
     var ffmpeg: String?
     /// Whether to run the recording benchmarks (off in quick mode unless filtered for).
     var includesRecording = true
+    /// The cache regimes conversions run in.
+    var regimes: [CacheRegime] = [.cold(multiple: 6), .hot]
+    /// Paced latency runs: the rates and how long each lasts (at least `latencyMinimumFrames`).
+    var latencyRates: [Int] = [30, 60, 1000]
+    var latencySeconds: Double = 5
+    var latencyMinimumFrames = 100
+    /// Sizes of the pipeline rows.
+    var pipelineSizes: [(Int, Int)]? = nil
+    /// `--quick`: figures are for a smoke test, not for the results page.
+    var quick = false
+    /// `--allocations-only`: only what counts allocations, with no timing.
+    var allocationsOnly = false
 }
 
 /// A benchmark: a name to filter on and a body producing one or more rows.
@@ -71,12 +106,25 @@ struct BenchmarkCase {
     var run: (MeasureSettings) throws -> [BenchmarkResult]
 }
 
+/// How to add a group (mjpeg/, photo/, recording/, …): write an enum with
+/// `cases(settings:) -> [BenchmarkCase]` whose cases carry a new `group` name, add it to
+/// ``BenchmarkRegistry/groups``, and optionally a ``ReportTable`` for it in ``ReportTable/all``
+/// (a group without one is printed in the generic table). Allocation limits apply to every row
+/// that sets `allocationsPerFrame` (see `Benchmarks/allocation-limits.json`); in
+/// `--allocations-only` mode a group gets `settings.allocationsOnly == true` and should register
+/// only its allocation-counting cases, with short runs.
 enum BenchmarkRegistry {
+    static let groups: [@Sendable (MeasureSettings) -> [BenchmarkCase]] = [
+        ConversionBenchmarks.cases(settings:),
+        PipelineBenchmarks.cases(settings:),
+        ProcessorBenchmarks.cases(settings:),
+        { settings in settings.includesRecording ? RecordingBenchmarks.cases(settings: settings) : [] },
+        PhotoBenchmarks.cases(settings:),
+        MJPEGBenchmarks.cases(settings:),
+    ]
+
     static func all(settings: MeasureSettings) -> [BenchmarkCase] {
-        ConversionBenchmarks.cases(settings: settings) + PipelineBenchmarks.cases(settings: settings)
-            + ProcessorBenchmarks.cases(settings: settings)
-            + (settings.includesRecording ? RecordingBenchmarks.cases(settings: settings) : [])
-            + PhotoBenchmarks.cases(settings: settings) + MJPEGBenchmarks.cases(settings: settings)
+        groups.flatMap { $0(settings) }
     }
 }
 

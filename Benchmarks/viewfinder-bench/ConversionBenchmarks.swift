@@ -34,42 +34,58 @@ enum ConversionBenchmarks {
     static func cases(settings: MeasureSettings) -> [BenchmarkCase] {
         settings.sizes.flatMap { size in
             pairs.flatMap { pair in
-                [false, true].map { halves in
-                    let source = CaptureDevice.Dimensions(width: size.0, height: size.1)
-                    let destination = halves ? CaptureDevice.Dimensions(width: size.0 / 2, height: size.1 / 2) : source
-                    return BenchmarkCase(
-                        name: "convert/\(pair.label)/\(source)-\(destination)", group: "conversion"
-                    ) { settings in
-                        try run(pair, source, destination, settings)
+                [false, true].flatMap { halves in
+                    settings.regimes.map { regime in
+                        let source = CaptureDevice.Dimensions(width: size.0, height: size.1)
+                        let destination =
+                            halves ? CaptureDevice.Dimensions(width: size.0 / 2, height: size.1 / 2) : source
+                        return BenchmarkCase(
+                            name: "convert/\(pair.label)/\(source)-\(destination)/\(regime.label)", group: "conversion"
+                        ) { settings in
+                            try run(pair, source, destination, regime, settings)
+                        }
                     }
                 }
             }
         }
     }
 
-    static let ring = 4
-
-    static func buffers(_ format: PixelFormat, _ size: CaptureDevice.Dimensions, pattern: Bool) throws -> [PixelBuffer]
+    /// `count` pooled frames; sources show the test pattern, destinations are written once so
+    /// their pages exist before the timed runs.
+    static func buffers(_ format: PixelFormat, _ size: CaptureDevice.Dimensions, count: Int, pattern: Bool) throws
+        -> [PixelBuffer]
     {
-        let pool = try PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: ring)
-        return (0..<ring).map { index in
-            let buffer = pool.makePixelBuffer()!
-            if pattern { TestPattern.render(sequenceNumber: UInt64(index), into: buffer) }
+        let pool = try PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: count)
+        return try (0..<count).map { index in
+            guard let buffer = pool.makePixelBuffer() else {
+                throw CaptureError(.outOfBuffers, "benchmark ring pool exhausted")
+            }
+            if pattern {
+                TestPattern.render(sequenceNumber: UInt64(index % 4), into: buffer)
+            } else {
+                for plane in 0..<buffer.planeCount {
+                    memset(
+                        buffer.baseAddress(ofPlane: plane), 0x80,
+                        buffer.bytesPerRow(ofPlane: plane) * buffer.height(ofPlane: plane))
+                }
+            }
             return buffer
         }
     }
 
     static func run(
         _ pair: Pair, _ sourceSize: CaptureDevice.Dimensions, _ destinationSize: CaptureDevice.Dimensions,
-        _ settings: MeasureSettings
+        _ regime: CacheRegime, _ settings: MeasureSettings
     ) throws -> [BenchmarkResult] {
-        let sources = try buffers(pair.source, sourceSize, pattern: true)
-        let destinations = try buffers(pair.destination, destinationSize, pattern: false)
         let bytes =
             pair.source.frameSize(width: sourceSize.width, height: sourceSize.height)
             + pair.destination.frameSize(width: destinationSize.width, height: destinationSize.height)
+        let ring = settings.allocationsOnly ? 2 : regime.frames(bytesPerFrame: bytes)
+        let sources = try buffers(pair.source, sourceSize, count: ring, pattern: true)
+        let destinations = try buffers(pair.destination, destinationSize, count: ring, pattern: false)
 
-        let copier = Measure.Copier(bytes: bytes)
+        // The floor moves the same bytes through a ring of the same span.
+        let copier = Measure.Copier(bytes: bytes, ring: ring)
         let variants = LibyuvBaseline.variants(pair, sourceSize, destinationSize)
         let swscale = try SwscaleBaseline(pair, sourceSize, destinationSize)
         let counts = Array(Set([1, PixelConverter.Options.defaultThreadCount])).sorted()
@@ -88,36 +104,66 @@ enum ConversionBenchmarks {
         for converter in converters {
             bodies.append { try converter.convert(sources[$0 % ring], into: destinations[$0 % ring]) }
         }
-        let figures = try Measure.interleaved(settings, bodies)
+        if settings.allocationsOnly {
+            // Allocations only: the converters, a few frames each after a warm-up.
+            bodies = Array(bodies.suffix(converters.count))
+        }
+        let figures = try Measure.interleaved(settings, bodies, preRollFrames: settings.allocationsOnly ? 4 : 20)
+        let converterFigures = figures.suffix(converters.count)
+        let description = regime.describe(frames: ring, bytesPerFrame: bytes)
+
+        var results: [BenchmarkResult] = []
+        if settings.allocationsOnly {
+            for (converter, figures) in zip(converters, converterFigures) {
+                var result = BenchmarkResult(
+                    name:
+                        "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/\(regime.label)/threads=\(converter.options.threadCount)",
+                    group: "conversion", width: sourceSize.width, height: sourceSize.height,
+                    destinationWidth: destinationSize.width, destinationHeight: destinationSize.height,
+                    threads: converter.bandCount, engine: converter.engine.rawValue, fpsMin: figures.min,
+                    fpsMedian: figures.median, gbPerS: 0, floor: 0, ratioToFloor: 0)
+                result.allocationsPerFrame = figures.allocationsPerFrame
+                results.append(result)
+            }
+            return results
+        }
         let floor = figures[0].median
         let swscaleFigures = figures[1]
         let libyuv = zip(variants.map(\.label), figures[2..<(2 + variants.count)]).max { $0.1.median < $1.1.median }
-        let converterFigures = figures.suffix(converters.count)
 
         var peer: (String, Double)?
-        if let ffmpeg = settings.ffmpeg {
+        if let ffmpeg = settings.ffmpeg, regime.label == "cold" {
+            let peerRing = Array(sources.prefix(4))
             let frames = max(
-                ring * 4, min(800, Int(swscaleFigures.median * settings.runSeconds * Double(settings.repeats))))
+                peerRing.count * 4,
+                min(800, Int(swscaleFigures.median * settings.runSeconds * Double(settings.repeats))))
             peer = FFmpegPeer.run(
-                ffmpeg: ffmpeg, pair: pair, sources: sources, sourceSize: sourceSize, destinationSize: destinationSize,
-                frames: frames / ring * ring)
+                ffmpeg: ffmpeg, pair: pair, sources: peerRing, sourceSize: sourceSize,
+                destinationSize: destinationSize, frames: frames / peerRing.count * peerRing.count)
         }
 
-        var results: [BenchmarkResult] = []
         for (converter, figures) in zip(converters, converterFigures) {
             var result = BenchmarkResult(
-                name: "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/threads=\(converter.options.threadCount)",
+                name:
+                    "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/\(regime.label)/threads=\(converter.options.threadCount)",
                 group: "conversion", width: sourceSize.width, height: sourceSize.height,
                 destinationWidth: destinationSize.width, destinationHeight: destinationSize.height,
                 threads: converter.bandCount, engine: converter.engine.rawValue, fpsMin: figures.min,
                 fpsMedian: figures.median, gbPerS: Double(bytes) * figures.median / 1e9, floor: floor,
                 ratioToFloor: figures.median / floor)
             result.allocationsPerFrame = figures.allocationsPerFrame
+            result.regime = description
+            result.cpuPerWall = figures.cpuPerWall
             if let libyuv {
                 result.libyuvFps = libyuv.1.median
                 result.libyuvPath = libyuv.0
                 result.ratioToLibyuv = figures.median / libyuv.1.median
+                let ours = Measure.median(figures.fpsPerCPUSecond)
+                let theirs = Measure.median(libyuv.1.fpsPerCPUSecond)
+                result.libyuvFpsPerCPUSecond = theirs
+                if theirs > 0 { result.ratioToLibyuvCPU = ours / theirs }
             }
+            result.fpsPerCPUSecond = Measure.median(figures.fpsPerCPUSecond)
             result.swscaleFps = swscaleFigures.median
             result.ratioToSwscale = figures.median / swscaleFigures.median
             if let peer {

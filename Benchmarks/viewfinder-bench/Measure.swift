@@ -11,86 +11,105 @@ enum Measure {
         return Double(spec.tv_sec) + Double(spec.tv_nsec) / 1e9
     }
 
+    /// CPU seconds (user + system) of every thread of this process so far.
+    static func cpuSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        return Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) / 1e6 + Double(usage.ru_stime.tv_sec)
+            + Double(usage.ru_stime.tv_usec) / 1e6
+    }
+
     /// Heap allocations so far in this process (see CAllocCounter).
     static func allocations() -> UInt64 { vf_allocation_count() }
 
     struct Figures {
         var fps: [Double]
         var allocationsPerFrame: Double
+        /// CPU time over wall time of the timed runs, all threads of the process (1.0 = one core
+        /// busy the whole time). Includes whatever else the process did meanwhile (nothing, in the
+        /// conversion runs).
+        var cpuPerWall: Double?
+        /// Frames per CPU-second of the process, per run: on a shared machine, where other
+        /// processes take the cores away at times, this is the steadier figure for one thread.
+        var fpsPerCPUSecond: [Double] = []
         var min: Double { fps.min() ?? 0 }
-        var median: Double {
-            let sorted = fps.sorted()
-            guard !sorted.isEmpty else { return 0 }
-            return sorted.count % 2 == 1
-                ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
-        }
+        var median: Double { Measure.median(fps) }
     }
 
-    /// Calls `body(frameIndex)` repeatedly: a warm-up, then `settings.repeats` runs of about
-    /// `settings.runSeconds` each. Reports frames per second per run and heap allocations per
-    /// call over all timed runs.
-    static func frames(_ settings: MeasureSettings, _ body: (Int) throws -> Void) rethrows -> Figures {
-        // Warm-up, which also sizes the runs.
-        var index = 0
-        let start = now()
-        repeat {
-            try body(index)
-            index += 1
-        } while now() - start < min(0.05, settings.runSeconds / 2) || index < 2
-        let perFrame = (now() - start) / Double(index)
-        let framesPerRun = max(1, Int(settings.runSeconds / max(perFrame, 1e-7)))
-        var fps: [Double] = []
-        var allocated: UInt64 = 0
-        for _ in 0..<settings.repeats {
-            let before = allocations()
-            let t0 = now()
-            for _ in 0..<framesPerRun {
-                try body(index)
-                index += 1
-            }
-            let t1 = now()
-            allocated += allocations() - before
-            fps.append(Double(framesPerRun) / (t1 - t0))
-        }
-        return Figures(
-            fps: fps, allocationsPerFrame: Double(allocated) / Double(framesPerRun * settings.repeats))
+    static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        guard !sorted.isEmpty else { return 0 }
+        return sorted.count % 2 == 1
+            ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
-    /// Measures several contenders fairly: each is warmed up and its run length sized alone,
-    /// then the timed runs take turns (contender 1, 2, …, 1, 2, …), so load from other
-    /// processes and thermal drift fall on all of them alike.
-    static func interleaved(_ settings: MeasureSettings, _ bodies: [(Int) throws -> Void]) throws -> [Figures] {
-        var framesPerRun: [Int] = []
-        for body in bodies {
-            var index = 0
-            let start = now()
-            repeat {
-                try body(index)
-                index += 1
-            } while now() - start < min(0.05, settings.runSeconds / 2) || index < 2
-            framesPerRun.append(max(1, Int(settings.runSeconds / max((now() - start) / Double(index), 1e-7))))
-        }
+    /// Calls `body(frameIndex)` in timed runs; see ``interleaved(_:_:preRollFrames:)``.
+    static func frames(_ settings: MeasureSettings, _ body: (Int) throws -> Void) throws -> Figures {
+        try withoutActuallyEscaping(body) { try interleaved(settings, [$0])[0] }
+    }
+
+    /// Measures several contenders fairly. Every repeat runs all of them, in an order rotated by
+    /// one each repeat (repeat r starts with contender r mod n), so none always follows the same
+    /// other work. Right before each timed run the contender runs untimed (a pre-roll of at least
+    /// `preRollFrames` frames and 50 ms, or a tenth of the run): whatever ran first after
+    /// different work pays a warm-up of 10–20 frames (caches, branch predictors, page mappings,
+    /// frequency), which the pre-roll absorbs. A timed run lasts at least `settings.runSeconds`
+    /// (frames are counted until it has). Frame indices keep counting across pre-roll and runs, so
+    /// a body cycling through a ring never restarts on frames still in cache.
+    static func interleaved(
+        _ settings: MeasureSettings, _ bodies: [(Int) throws -> Void], preRollFrames: Int = 20
+    ) throws -> [Figures] {
         var fps = [[Double]](repeating: [], count: bodies.count)
+        var cpuFps = [[Double]](repeating: [], count: bodies.count)
         var allocated = [UInt64](repeating: 0, count: bodies.count)
-        for _ in 0..<settings.repeats {
-            for (contender, body) in bodies.enumerated() {
+        var timedFrames = [Int](repeating: 0, count: bodies.count)
+        var cpu = [Double](repeating: 0, count: bodies.count)
+        var wall = [Double](repeating: 0, count: bodies.count)
+        var index = [Int](repeating: 0, count: bodies.count)
+        let preRollSeconds = max(0.05, settings.runSeconds / 10)
+        for repeatIndex in 0..<settings.repeats {
+            for step in 0..<bodies.count {
+                let contender = (repeatIndex + step) % bodies.count
+                let body = bodies[contender]
+                // Untimed pre-roll.
+                var preRolled = 0
+                let preRollStart = now()
+                while preRolled < preRollFrames || now() - preRollStart < preRollSeconds {
+                    try body(index[contender])
+                    index[contender] += 1
+                    preRolled += 1
+                }
+                // Timed run.
+                var count = 0
                 let before = allocations()
+                let c0 = cpuSeconds()
                 let t0 = now()
-                for index in 0..<framesPerRun[contender] { try body(index) }
-                let t1 = now()
+                var t1 = t0
+                repeat {
+                    try body(index[contender])
+                    index[contender] += 1
+                    count += 1
+                    t1 = now()
+                } while t1 - t0 < settings.runSeconds
+                let c1 = cpuSeconds()
                 allocated[contender] += allocations() - before
-                fps[contender].append(Double(framesPerRun[contender]) / (t1 - t0))
+                timedFrames[contender] += count
+                cpu[contender] += c1 - c0
+                wall[contender] += t1 - t0
+                fps[contender].append(Double(count) / (t1 - t0))
+                if c1 > c0 { cpuFps[contender].append(Double(count) / (c1 - c0)) }
             }
         }
         return bodies.indices.map {
             Figures(
-                fps: fps[$0],
-                allocationsPerFrame: Double(allocated[$0]) / Double(framesPerRun[$0] * settings.repeats))
+                fps: fps[$0], allocationsPerFrame: Double(allocated[$0]) / Double(max(1, timedFrames[$0])),
+                cpuPerWall: wall[$0] > 0 ? cpu[$0] / wall[$0] : nil, fpsPerCPUSecond: cpuFps[$0])
         }
     }
 
     /// A memcpy moving `bytes` per frame (reads + writes): it copies half of them, between
-    /// buffers rotated like the conversions' frames. The buffers live as long as the result.
+    /// buffers rotated like the conversions' frames (`ring` pairs: choose it as the conversion's
+    /// ring so the floor is measured in the same cache regime). The buffers live as long as it.
     final class Copier {
         let count: Int
         let sources: [UnsafeMutableRawPointer]
@@ -98,10 +117,10 @@ enum Measure {
 
         init(bytes: Int, ring: Int = 4) {
             count = max(64, bytes / 2)
-            sources = (0..<ring).map { _ in
+            sources = (0..<max(1, ring)).map { _ in
                 UnsafeMutableRawPointer.allocate(byteCount: max(64, bytes / 2), alignment: 64)
             }
-            targets = (0..<ring).map { _ in
+            targets = (0..<max(1, ring)).map { _ in
                 UnsafeMutableRawPointer.allocate(byteCount: max(64, bytes / 2), alignment: 64)
             }
             for pointer in sources + targets { memset(pointer, 1, count) }
@@ -112,18 +131,69 @@ enum Measure {
         func copy(_ index: Int) { memcpy(targets[index % targets.count], sources[index % sources.count], count) }
     }
 
-    /// Frames per second of a memcpy moving `bytes` per frame (reads + writes): it copies half
-    /// of them, between buffers rotated like the conversions' frames.
+    /// Frames per second of a memcpy moving `bytes` per frame (reads + writes), hot (a ring of
+    /// four copies, as the pipeline's camera ring).
     static func memcpyFloor(bytes: Int, settings: MeasureSettings) -> Double {
-        let count = max(64, bytes / 2)
-        let ring = 4
-        let sources = (0..<ring).map { _ in UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 64) }
-        let targets = (0..<ring).map { _ in UnsafeMutableRawPointer.allocate(byteCount: count, alignment: 64) }
-        defer {
-            for pointer in sources + targets { pointer.deallocate() }
+        let copier = Copier(bytes: bytes)
+        return (try? frames(settings) { copier.copy($0) }.median) ?? 0
+    }
+}
+
+/// The cache regime of a conversion benchmark: how many frames its ring holds.
+///
+/// "hot": the ring fits in half the last-level cache (at least one frame), so frames come from
+/// cache, as when a conversion follows the step that wrote the frame. "cold": the ring is several
+/// times the last-level cache, so every frame comes from memory, as a camera's DMA'd frame does.
+struct CacheRegime: Sendable {
+    var label: String
+    /// Bytes the ring should span (source and destination frames together).
+    var targetBytes: Int
+
+    /// The largest cache of CPU 0 (sysfs `cache/index*/size`), or 32 MiB when unreadable.
+    static let lastLevelCacheBytes: Int = {
+        var largest = 0
+        for index in 0..<8 {
+            let path = "/sys/devices/system/cpu/cpu0/cache/index\(index)/size"
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { continue }
+            let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            let multiplier: Int
+            var digits = Substring(trimmed)
+            switch trimmed.last {
+            case "K": multiplier = 1 << 10
+            case "M": multiplier = 1 << 20
+            case "G": multiplier = 1 << 30
+            default: multiplier = 1
+            }
+            if multiplier > 1 { digits = digits.dropLast() }
+            if let value = Int(digits) { largest = max(largest, value * multiplier) }
         }
-        for pointer in sources + targets { memset(pointer, 1, count) }
-        return frames(settings) { memcpy(targets[$0 % ring], sources[$0 % ring], count) }.median
+        return largest > 0 ? largest : 32 << 20
+    }()
+
+    /// Physical memory of the machine.
+    static let physicalMemory = Int(ProcessInfo.processInfo.physicalMemory)
+
+    /// The most a cold ring may span: an eighth of physical memory and at most 2 GiB (the machine
+    /// is shared; the memcpy floor's ring doubles it).
+    static let ringCeiling = min(2 << 30, physicalMemory / 8)
+
+    static let hot = CacheRegime(label: "hot", targetBytes: lastLevelCacheBytes / 2)
+
+    /// A ring of `multiple` × the last-level cache, bounded by ``ringCeiling``.
+    static func cold(multiple: Int) -> CacheRegime {
+        CacheRegime(label: "cold", targetBytes: min(ringCeiling, multiple * lastLevelCacheBytes))
+    }
+
+    /// Frames in the ring for `bytesPerFrame` (source + destination): at least 1 when hot and 2
+    /// when cold.
+    func frames(bytesPerFrame: Int) -> Int {
+        let count = targetBytes / max(1, bytesPerFrame)
+        return label == "hot" ? max(1, min(4, count)) : max(2, count + 1)
+    }
+
+    /// "cold 256 MiB" / "hot 12 MiB": the ring actually used.
+    func describe(frames: Int, bytesPerFrame: Int) -> String {
+        "\(label) \(frames * bytesPerFrame >> 20) MiB"
     }
 }
 

@@ -164,8 +164,13 @@ enum ProcessorBenchmarks {
         let chains = settings.processorSizes.flatMap { size in
             chainSetups.map { setup in
                 let dimensions = CaptureDevice.Dimensions(width: size.0, height: size.1)
+                // Throughput unpaced; allocations from a paced run (60 fps, or 1000 fps for the
+                // allocation check at 640x480).
                 return BenchmarkCase(name: "processor/\(setup.label)/\(dimensions)", group: "pipeline") { settings in
-                    [try PipelineBenchmarks.measure(setup, dimensions, settings, prefix: "processor")]
+                    let paced = try PipelineBenchmarks.paced(
+                        setup, dimensions, rate: settings.allocationsOnly ? 1000 : 60, settings, prefix: "processor")
+                    if settings.allocationsOnly { return [paced] }
+                    return [try PipelineBenchmarks.measure(setup, dimensions, settings, prefix: "processor"), paced]
                 }
             }
         }

@@ -3,11 +3,16 @@ import Viewfinder
 
 /// viewfinder-bench: measures conversions and the capture pipeline; see `usage`.
 let usage = """
-    usage: viewfinder-bench [--quick] [--filter SUBSTRING] [--json PATH] [--repeat N]
+    usage: viewfinder-bench [--quick | --allocations-only] [--filter SUBSTRING] [--json PATH] [--repeat N]
+           viewfinder-bench capture --format yuyv|bgra|nv12 --frames N [--size WxH] [--device NAME]
 
-      --quick             640x480 and 1920x1080 only (processors: 1920x1080 only), 3 short runs each
-                          (under a minute); no recording benchmarks unless --filter names them
-      --filter SUBSTRING  run only benchmarks whose name contains SUBSTRING (case-insensitive)
+      --quick             a smoke test: 640x480 and 1920x1080 only (processors: 1920x1080 only), 3 runs
+                          of 0.2 s, a cold ring of 3x the last-level cache (labelled), paced latency runs
+                          of 1 s; figures are not for the results page
+      --allocations-only  only the allocation checks (conversions, paced pipelines, processors at
+                          640x480, a few frames each, no timing, no peers): seconds
+      --filter SUBSTRING  run only benchmarks whose name contains SUBSTRING (case-insensitive; "a,b": a or
+                          b, "a+b": a and b, e.g. convert/+1920x1080,pipeline/+1920x1080)
       --json PATH         also write the results as a JSON array to PATH
       --repeat N          timed runs per figure (default 7, or 3 with --quick)
       --help              show this help
@@ -15,6 +20,7 @@ let usage = """
 
 struct Arguments {
     var quick = false
+    var allocationsOnly = false
     var filter: String?
     var jsonPath: String?
     var repeats: Int?
@@ -27,6 +33,8 @@ func parseArguments(_ arguments: [String]) -> Result<Arguments, BenchError> {
         switch argument {
         case "--quick":
             parsed.quick = true
+        case "--allocations-only":
+            parsed.allocationsOnly = true
         case "--filter", "--json", "--repeat":
             guard let value = rest.popFirst(), !value.hasPrefix("--") else {
                 return .failure(BenchError("\(argument) needs a value"))
@@ -54,99 +62,38 @@ struct BenchError: Error {
     init(_ message: String) { self.message = message }
 }
 
-func format(_ value: Double?, _ digits: Int = 1) -> String {
-    guard let value, value.isFinite else { return "–" }
-    return String(format: "%.\(digits)f", value)
-}
-
-func markdown(_ results: [BenchmarkResult]) -> String {
-    var lines: [String] = []
-    let conversions = results.filter { $0.group == "conversion" }
-    if !conversions.isEmpty {
-        lines.append(
-            "| conversion | source → destination | bands | fps min | fps median | GB/s | allocs/frame | floor fps (memcpy) | ×floor | libyuv 1-core fps | ×libyuv | swscale fps | ×swscale | ffmpeg fps | ×peer |"
-        )
-        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for r in conversions {
-            let name = r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name
-            lines.append(
-                "| \(name) | \(r.width)x\(r.height) → \(r.destinationWidth ?? r.width)x\(r.destinationHeight ?? r.height) | \(r.threads ?? 1) | \(format(r.fpsMin)) | \(format(r.fpsMedian)) | \(format(r.gbPerS, 2)) | \(format(r.allocationsPerFrame, 2)) | \(format(r.floor)) | \(format(r.ratioToFloor, 2)) | \(format(r.libyuvFps)) (\(r.libyuvPath ?? "–")) | \(format(r.ratioToLibyuv, 2)) | \(format(r.swscaleFps)) | \(format(r.ratioToSwscale, 1)) | \(format(r.peerFps)) | \(format(r.ratioToPeer, 2)) |"
-            )
-        }
+/// The settings of a mode: full (the results page), `--quick` (a smoke test) or
+/// `--allocations-only` (the CI check).
+func makeSettings(_ arguments: Arguments) -> MeasureSettings {
+    if arguments.allocationsOnly {
+        var settings = MeasureSettings(
+            repeats: arguments.repeats ?? 1, runSeconds: 0.002, sizes: [(640, 480)], processorSizes: [(640, 480)],
+            peerSeconds: 0, ffmpeg: nil)
+        settings.regimes = [.hot]
+        settings.latencyRates = [1000]
+        settings.latencySeconds = 0.1
+        settings.latencyMinimumFrames = 100
+        settings.allocationsOnly = true
+        return settings
     }
-    let pipelines = results.filter { $0.group == "pipeline" }
-    if !pipelines.isEmpty {
-        if !lines.isEmpty { lines.append("") }
-        lines.append(
-            "| pipeline | camera → delivered | engine | fps min | fps median | µs/frame | allocs/frame | latency p50 µs | latency p99 µs | floor fps (memcpy) | ×floor |"
-        )
-        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
-        for r in pipelines {
-            let name = r.name.split(separator: "/").dropFirst().dropLast().joined(separator: "/")
-            lines.append(
-                "| \(name) | \(r.width)x\(r.height) → \(r.destinationWidth ?? r.width)x\(r.destinationHeight ?? r.height) | \(r.engine ?? "–") | \(format(r.fpsMin)) | \(format(r.fpsMedian)) | \(format(r.usPerFrame)) | \(format(r.allocationsPerFrame, 2)) | \(format(r.latencyP50Us)) | \(format(r.latencyP99Us)) | \(format(r.floor)) | \(format(r.ratioToFloor, 2)) |"
-            )
-        }
-    }
-    let processors = results.filter { $0.group == "processor" }
-    if !processors.isEmpty {
-        if !lines.isEmpty { lines.append("") }
-        lines.append(
-            "| processor | format | size → output | fps min | fps median | GB/s | allocs/frame | floor fps (memcpy) | ×floor | ffmpeg peer | ffmpeg fps | ×peer | ffmpeg filter-only fps | ×filter-only |"
-        )
-        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|")
-        for r in processors {
-            let name = r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name
-            let peer = r.peer.map { "`" + ($0.components(separatedBy: " (").first ?? $0) + "`" } ?? "–"
-            lines.append(
-                "| \(name) | \(r.pixelFormat ?? "–") | \(r.width)x\(r.height) → \(r.destinationWidth ?? r.width)x\(r.destinationHeight ?? r.height) | \(format(r.fpsMin)) | \(format(r.fpsMedian)) | \(format(r.gbPerS, 2)) | \(format(r.allocationsPerFrame, 2)) | \(format(r.floor)) | \(format(r.ratioToFloor, 2)) | \(peer) | \(format(r.peerFps)) | \(format(r.ratioToPeer, 2)) | \(format(r.peerFilterOnlyFps)) | \(format(r.ratioToPeerFilterOnly, 2)) |"
-            )
-        }
-    }
-    let recordings = results.filter { $0.group == "recording" }
-    if !recordings.isEmpty {
-        if !lines.isEmpty { lines.append("") }
-        lines.append(
-            "| recording | size | fps | CPU-ms/frame | ffmpeg fps | ffmpeg CPU-ms/frame | ×peer fps | note |")
-        lines.append("|---|---|---:|---:|---:|---:|---:|---|")
-        for r in recordings {
-            let name = r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name
-            lines.append(
-                "| \(name) | \(r.width)x\(r.height) | \(format(r.fpsMedian)) | \(format(r.cpuMsPerFrame, 2)) | \(format(r.peerFps)) | \(format(r.peerCpuMsPerFrame, 2)) | \(format(r.ratioToPeer, 2)) | \(r.note ?? "") |"
-            )
-        }
-    }
-    let photos = results.filter { $0.group == "photo" }
-    if !photos.isEmpty {
-        if !lines.isEmpty { lines.append("") }
-        lines.append(
-            "| photo | format | size | fps median | µs median | latency p50 µs | latency p99 µs | ffmpeg fps | ×peer | ffmpeg encode-only fps | ×encode-only | note |"
-        )
-        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-        for r in photos {
-            let name = r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name
-            lines.append(
-                "| \(name) | \(r.pixelFormat ?? "–") | \(r.width)x\(r.height) | \(format(r.fpsMedian)) | \(format(r.usPerFrame)) | \(format(r.latencyP50Us)) | \(format(r.latencyP99Us)) | \(format(r.peerFps)) | \(format(r.ratioToPeer, 2)) | \(format(r.peerFilterOnlyFps)) | \(format(r.ratioToPeerFilterOnly, 2)) | \(r.note ?? "") |"
-            )
-        }
-    }
-    let decoders = results.filter { $0.group == "mjpeg" }
-    if !decoders.isEmpty {
-        if !lines.isEmpty { lines.append("") }
-        lines.append(
-            "| MJPEG decode | size → format | contender | threads | fps min | fps median | CPU-ms/frame | ×TurboJPEG alone (fps) | ×1 core | frames |"
-        )
-        lines.append("|---|---|---|---:|---:|---:|---:|---:|---:|---|")
-        for r in decoders {
-            lines.append(
-                "| \(r.name.split(separator: "/").dropFirst().first.map(String.init) ?? r.name) | \(r.width)x\(r.height) → \(r.pixelFormat ?? "–") | \(r.engine ?? "–") | \(r.threads ?? 1) | \(format(r.fpsMin)) | \(format(r.fpsMedian)) | \(format(r.cpuMsPerFrame, 2)) | \(format(r.ratioToFloor, 2)) | \(format(r.ratioToPeer, 2)) | \(r.note ?? "") |"
-            )
-        }
-    }
-    return lines.joined(separator: "\n")
+    let quick = arguments.quick
+    var settings = MeasureSettings(
+        repeats: arguments.repeats ?? (quick ? 3 : 5), runSeconds: quick ? 0.2 : 1.0,
+        sizes: quick ? [(640, 480), (1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
+        processorSizes: quick ? [(1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
+        peerSeconds: quick ? 0.25 : 1, ffmpeg: FFmpegPeer.locate())
+    settings.quick = quick
+    settings.regimes = [.cold(multiple: quick ? 3 : 6), .hot]
+    settings.latencySeconds = quick ? 1 : 5
+    settings.latencyMinimumFrames = quick ? 30 : 150
+    settings.pipelineSizes = quick ? [(1920, 1080)] : [(1280, 720), (1920, 1080)]
+    return settings
 }
 
 func main() -> Int32 {
+    if CommandLine.arguments.dropFirst().first == "capture" {
+        return CaptureCommand.main(Array(CommandLine.arguments.dropFirst(2)))
+    }
     let arguments: Arguments
     switch parseArguments(Array(CommandLine.arguments.dropFirst())) {
     case .success(let parsed): arguments = parsed
@@ -154,16 +101,16 @@ func main() -> Int32 {
         FileHandle.standardError.write(Data("viewfinder-bench: \(error.message)\n\n\(usage)\n".utf8))
         return 2
     }
-    let ffmpeg = FFmpegPeer.locate()
-    let settings = MeasureSettings(
-        repeats: arguments.repeats ?? (arguments.quick ? 3 : 7), runSeconds: arguments.quick ? 0.04 : 0.2,
-        sizes: arguments.quick ? [(640, 480), (1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
-        processorSizes: arguments.quick ? [(1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
-        peerSeconds: arguments.quick ? 0.25 : 1, ffmpeg: ffmpeg,
-        includesRecording: !arguments.quick || (arguments.filter?.lowercased().contains("recording") ?? false))
+    let settings = makeSettings(arguments)
+    let ffmpeg = settings.ffmpeg
     var cases = BenchmarkRegistry.all(settings: settings)
     if let filter = arguments.filter?.lowercased() {
-        cases = cases.filter { $0.name.lowercased().contains(filter) }
+        // "a,b": a or b; "a+b": a and b.
+        let alternatives = filter.split(separator: ",").map { $0.split(separator: "+").map(String.init) }
+        cases = cases.filter { benchmark in
+            let name = benchmark.name.lowercased()
+            return alternatives.contains { $0.allSatisfy { name.contains($0) } }
+        }
     }
     if cases.isEmpty {
         FileHandle.standardError.write(
@@ -171,7 +118,7 @@ func main() -> Int32 {
         return 1
     }
     progress(
-        "viewfinder-bench: \(cases.count) benchmarks, \(settings.repeats) runs each, \(ProcessInfo.processInfo.activeProcessorCount) cores, converter threads \(PixelConverter.Options.defaultThreadCount), ffmpeg \(ffmpeg ?? "not installed (no peer)")"
+        "viewfinder-bench: \(cases.count) benchmarks, \(settings.repeats) runs of ≥ \(settings.runSeconds) s each, \(ProcessInfo.processInfo.activeProcessorCount) cores, converter threads \(PixelConverter.Options.defaultThreadCount), last-level cache \(CacheRegime.lastLevelCacheBytes >> 20) MiB, cold ring \(settings.regimes.first.map { "\($0.targetBytes >> 20) MiB" } ?? "–")\(settings.quick ? " (quick: 3x the cache)" : ""), ffmpeg \(ffmpeg ?? "not used")"
     )
     var results: [BenchmarkResult] = []
     var failed = false
@@ -181,7 +128,11 @@ func main() -> Int32 {
             let rows = try benchmark.run(settings)
             for row in rows {
                 progress(
-                    "    \(row.name): \(format(row.fpsMedian)) fps median (\(format(row.ratioToFloor, 2))x memcpy floor)"
+                    "    \(row.name): \(format(row.fpsMedian)) fps median, \(format(row.allocationsPerFrame, 2)) allocs/frame"
+                        + (row.latencyP50Us.map {
+                            ", latency p50 \(format($0)) µs (wake-up floor \(format(row.wakeUpP50Us)) µs)"
+                        } ?? "")
+                        + (row.floor > 0 ? " (\(format(row.ratioToFloor, 2))x memcpy floor)" : "")
                 )
             }
             results += rows
@@ -190,7 +141,7 @@ func main() -> Int32 {
             progress("    failed: \(error)")
         }
     }
-    print(markdown(results))
+    print(ReportTable.markdown(results))
     switch AllocationLimits.check(results) {
     case .success(let checked):
         progress("allocation limits (Benchmarks/allocation-limits.json): \(checked) results within their limits")

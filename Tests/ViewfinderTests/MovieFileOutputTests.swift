@@ -441,8 +441,9 @@ struct MovieFileOutputTests {
         #expect(device.activeFormat.pixelFormat == .mjpeg, "negotiation picked the camera's Motion-JPEG")
         #expect(data.isZeroCopy)
         for _ in 0..<10 {
+            let before = bytes.count  // read before the frame can arrive
             rig.clock.advance(by: thirtyFPS)
-            #expect(bytes.waitForFrames(bytes.count + 1))
+            #expect(bytes.waitForFrames(before + 1))
             #expect(movie.waitUntilIdle(timeout: 30))
         }
         movie.stopRecording()

@@ -17,7 +17,9 @@ struct ConversionRoute: Sendable {
 
     /// Whether the route runs strip by strip through scratch (it halves, has several steps, or
     /// a kernel needs scratch); otherwise each band is one kernel call.
-    var runsInStrips: Bool { halving != nil || kernels.count > 1 || kernels.contains { $0.needsScratch } }
+    var runsInStrips: Bool {
+        halving != nil || kernels.count > 1 || kernels.contains { $0.needsScratch && !$0.runsAloneOnBands }
+    }
 
     /// The steps in the route.
     var stepCount: Int { kernels.count + (halving == nil ? 0 : 1) }

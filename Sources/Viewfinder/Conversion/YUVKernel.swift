@@ -17,14 +17,18 @@ struct YUVKernel: Sendable {
     /// it converts (``scratchBytes(width:rows:)``). libyuv's own functions for these pairs
     /// allocate such rows on every call; the converter's scratch is allocated once.
     let needsScratch: Bool
+    /// Whether, as the only step of a route, the kernel runs on whole bands without scratch
+    /// (`scratch` nil) even though it ``needsScratch`` in strip routes.
+    let runsAloneOnBands: Bool
     let run: @Sendable (_ source: ImageView, _ destination: ImageView, _ scratch: UnsafeMutablePointer<UInt8>?) -> Int32
 
     init(
-        cost: Double = 1, needsScratch: Bool = false,
+        cost: Double = 1, needsScratch: Bool = false, runsAloneOnBands: Bool = false,
         run: @escaping @Sendable (ImageView, ImageView, UnsafeMutablePointer<UInt8>?) -> Int32
     ) {
         self.cost = cost
         self.needsScratch = needsScratch
+        self.runsAloneOnBands = runsAloneOnBands
         self.run = run
     }
 
@@ -53,11 +57,18 @@ struct YUVKernel: Sendable {
                 NV12ToI420(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h)
             }
         case (.bgra, .nv12VideoRange), (.bgra, .nv12FullRange):
-            // Planar chroma into scratch, then interleaved (libyuv's ARGBToNV12 mallocs per call);
-            // libyuv's "J420" is BT.601 full range.
+            // Alone on a band (video range): libyuv's direct ARGBToNV12, which converts a row pair
+            // to Y, U and V and interleaves the chroma while it is in cache. It mallocs that row
+            // pair's chroma once per call, so once per band and frame. In a strip route (the
+            // halving path calls a kernel per strip of a few rows, where that malloc would come many
+            // times a frame) and for full range (libyuv has no "J" NV12): planar chroma into
+            // scratch, then interleaved; the same libyuv row functions, so the same bytes. libyuv's
+            // "J420" is BT.601 full range.
             let fullRange = destination == .nv12FullRange
-            return YUVKernel(cost: rgb, needsScratch: true) { s, d, scratch in
-                guard let u = scratch else { return -1 }
+            return YUVKernel(cost: rgb, needsScratch: true, runsAloneOnBands: !fullRange) { s, d, scratch in
+                guard let u = scratch else {
+                    return fullRange ? -1 : ARGBToNV12(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, s.w, s.h)
+                }
                 let half = s.halfW
                 let v = u + Int(half) * Int(s.halfH)
                 let status =

@@ -8,9 +8,9 @@ import Synchronization
 ///
 /// Frames are paced by an injected ``CaptureClock`` (``HostClock`` for real time, a
 /// ``ManualClock`` for exact tests), or produced as fast as the pipeline takes them
-/// (`isPaced = false`) for benchmarks. Like a V4L2 driver, it fills a fixed ring of buffers;
-/// when every buffer is held downstream it skips the frame, which shows up as a gap in sequence
-/// numbers (a `.discontinuity` drop).
+/// (`isPaced = false`) for benchmarks. Like a V4L2 driver, it fills a fixed ring of buffers; when
+/// every buffer is held downstream a paced camera skips the frame, which shows up as a gap in
+/// sequence numbers (a `.discontinuity` drop), and an unpaced one waits for a buffer to come back.
 ///
 /// ```swift
 /// let camera = VirtualCamera(configuration: .init(clock: ManualClock(), frameLimit: 100))

@@ -1,0 +1,137 @@
+import Foundation
+
+func format(_ value: Double?, _ digits: Int = 1) -> String {
+    guard let value, value.isFinite else { return "–" }
+    return String(format: "%.\(digits)f", value)
+}
+
+func format(_ value: Int?) -> String { value.map(String.init) ?? "–" }
+
+/// A Markdown table for one group of results: its columns, each a header and how to print a row.
+/// Groups without a table are printed in ``generic``.
+struct ReportTable: Sendable {
+    var group: String
+    var columns: [(header: String, alignRight: Bool, value: @Sendable (BenchmarkResult) -> String)]
+
+    func render(_ rows: [BenchmarkResult]) -> [String] {
+        guard !rows.isEmpty else { return [] }
+        var lines = ["| " + columns.map(\.header).joined(separator: " | ") + " |"]
+        lines.append("|" + columns.map { $0.alignRight ? "---:" : "---" }.joined(separator: "|") + "|")
+        for row in rows { lines.append("| " + columns.map { $0.value(row) }.joined(separator: " | ") + " |") }
+        return lines
+    }
+
+    static func size(_ r: BenchmarkResult) -> String {
+        "\(r.width)x\(r.height) → \(r.destinationWidth ?? r.width)x\(r.destinationHeight ?? r.height)"
+    }
+
+    /// The name's components after the group prefix, without the size and later components.
+    static func label(_ r: BenchmarkResult, drop prefix: Int = 1) -> String {
+        let parts = r.name.split(separator: "/").dropFirst(prefix)
+        return parts.prefix { !$0.contains("x") || !$0.first!.isNumber }.joined(separator: "/")
+    }
+
+    static let conversion = ReportTable(
+        group: "conversion",
+        columns: [
+            ("conversion", false, { label($0) }), ("source → destination", false, size),
+            ("ring", false, { $0.regime ?? "–" }), ("bands", true, { format($0.threads) }),
+            ("fps min", true, { format($0.fpsMin) }), ("fps median", true, { format($0.fpsMedian) }),
+            ("CPU/wall", true, { format($0.cpuPerWall, 2) }), ("GB/s", true, { format($0.gbPerS, 2) }),
+            ("allocs/frame", true, { format($0.allocationsPerFrame, 2) }),
+            ("floor fps (memcpy, same ring)", true, { format($0.floor) }),
+            ("×floor", true, { format($0.ratioToFloor, 2) }),
+            ("libyuv 1-core fps", true, { "\(format($0.libyuvFps)) (\($0.libyuvPath ?? "–"))" }),
+            ("×libyuv", true, { format($0.ratioToLibyuv, 2) }),
+            ("fps per CPU-s", true, { format($0.fpsPerCPUSecond) }),
+            ("libyuv fps per CPU-s", true, { format($0.libyuvFpsPerCPUSecond) }),
+            ("×libyuv per CPU-s", true, { format($0.ratioToLibyuvCPU, 2) }),
+            ("swscale fps", true, { format($0.swscaleFps) }),
+            ("×swscale", true, { format($0.ratioToSwscale, 1) }), ("ffmpeg fps", true, { format($0.peerFps) }),
+            ("×peer", true, { format($0.ratioToPeer, 2) }),
+        ])
+
+    static let pipeline = ReportTable(
+        group: "pipeline",
+        columns: [
+            (
+                "pipeline (unpaced camera, throughput)", false,
+                { label($0, drop: $0.name.hasPrefix("pipeline/throughput") ? 2 : 1) }
+            ),
+            ("camera → delivered", false, size), ("engine", false, { $0.engine ?? "–" }),
+            ("fps min", true, { format($0.fpsMin) }), ("fps median", true, { format($0.fpsMedian) }),
+            ("µs/frame", true, { format($0.usPerFrame) }), ("CPU µs/frame", true, { format($0.cpuUsPerFrame) }),
+            ("CPU/wall", true, { format($0.cpuPerWall, 2) }),
+            ("allocs/frame", true, { format($0.allocationsPerFrame, 2) }),
+            ("dropped", true, { format($0.dropped) }), ("floor fps (memcpy, hot)", true, { format($0.floor) }),
+            ("×floor", true, { format($0.ratioToFloor, 2) }),
+        ])
+
+    static let paced = ReportTable(
+        group: "pipeline-paced",
+        columns: [
+            ("pipeline (paced camera)", false, { label($0, drop: 2) }), ("camera → delivered", false, size),
+            ("engine", false, { $0.engine ?? "–" }), ("rate", true, { format($0.pacedFps, 0) }),
+            ("latency p50 µs", true, { format($0.latencyP50Us) }),
+            ("latency p99 µs", true, { format($0.latencyP99Us) }),
+            ("wake-up floor p50 µs", true, { format($0.wakeUpP50Us) }),
+            ("wake-up floor p99 µs", true, { format($0.wakeUpP99Us) }),
+            (
+                "p50 − floor µs", true,
+                {
+                    guard let a = $0.latencyP50Us, let b = $0.wakeUpP50Us else { return "–" }
+                    return format(a - b)
+                }
+            ),
+            ("CPU µs/frame", true, { format($0.cpuUsPerFrame) }),
+            ("allocs/frame", true, { format($0.allocationsPerFrame, 2) }), ("frames", true, { format($0.frames) }),
+            ("dropped", true, { format($0.dropped) }), ("drop reports", true, { format($0.dropReports) }),
+        ])
+
+    static let processor = ReportTable(
+        group: "processor",
+        columns: [
+            ("processor", false, { label($0) }), ("format", false, { $0.pixelFormat ?? "–" }),
+            ("size → output", false, size), ("fps min", true, { format($0.fpsMin) }),
+            ("fps median", true, { format($0.fpsMedian) }), ("GB/s", true, { format($0.gbPerS, 2) }),
+            ("allocs/frame", true, { format($0.allocationsPerFrame, 2) }),
+            ("floor fps (memcpy)", true, { format($0.floor) }), ("×floor", true, { format($0.ratioToFloor, 2) }),
+            (
+                "ffmpeg peer", false,
+                { r in r.peer.map { "`" + ($0.components(separatedBy: " (").first ?? $0) + "`" } ?? "–" }
+            ),
+            ("ffmpeg fps", true, { format($0.peerFps) }), ("×peer", true, { format($0.ratioToPeer, 2) }),
+            ("ffmpeg filter-only fps", true, { format($0.peerFilterOnlyFps) }),
+            ("×filter-only", true, { format($0.ratioToPeerFilterOnly, 2) }),
+        ])
+
+    static let generic = ReportTable(
+        group: "",
+        columns: [
+            ("benchmark", false, { $0.name }), ("size → output", false, size),
+            ("fps min", true, { format($0.fpsMin) }), ("fps median", true, { format($0.fpsMedian) }),
+            ("CPU/wall", true, { format($0.cpuPerWall, 2) }),
+            ("allocs/frame", true, { format($0.allocationsPerFrame, 2) }), ("note", false, { $0.note ?? "" }),
+        ])
+
+    /// The tables, in print order. Add one here for a new group.
+    static let all: [ReportTable] = [conversion, pipeline, paced, processor]
+
+    /// Every result, one table per group (in ``all``'s order, then the others' in the generic table).
+    static func markdown(_ results: [BenchmarkResult]) -> String {
+        var sections: [[String]] = []
+        for table in all {
+            let rows = results.filter { $0.group == table.group }
+            if !rows.isEmpty { sections.append(table.render(rows)) }
+        }
+        let known = Set(all.map(\.group))
+        var others: [String] = []
+        for result in results where !known.contains(result.group) && !others.contains(result.group) {
+            others.append(result.group)
+        }
+        for group in others {
+            sections.append(["**\(group)**", ""] + generic.render(results.filter { $0.group == group }))
+        }
+        return sections.map { $0.joined(separator: "\n") }.joined(separator: "\n\n")
+    }
+}
