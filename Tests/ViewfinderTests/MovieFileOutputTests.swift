@@ -512,6 +512,39 @@ private func isBoundUDP(port: Int) -> Bool {
 
 @Suite("Movie file output: publishing")
 struct MoviePublishingTests {
+    /// Starts an ffmpeg listener with `listenerArguments`, waits (bounded) until `isReady` — an
+    /// external process: no clock to inject — then records `frames` frames of the virtual camera to
+    /// `url` and returns ffprobe's view of what the listener wrote to `received`.
+    func publish(
+        to url: URL, frames: Int, listenerArguments: [String], received: URL, isReady: () -> Bool
+    ) throws -> FFmpegTools.Probe {
+        let listener = Process()
+        listener.executableURL = URL(fileURLWithPath: try #require(FFmpegTools.ffmpeg))
+        listener.arguments = ["-v", "error", "-nostdin"] + listenerArguments + ["-y", received.path]
+        listener.standardError = FileHandle.nullDevice
+        try listener.run()
+        defer { if listener.isRunning { listener.terminate() } }
+        var polls = 0
+        while !isReady(), polls < 500, listener.isRunning {
+            usleep(10_000)
+            polls += 1
+        }
+        try #require(isReady(), "ffmpeg did not start listening")
+
+        let rig = try MovieRig()
+        let recorder = FileRecorder()
+        rig.movie.startRecording(to: url, recordingDelegate: recorder)
+        rig.start()
+        rig.step(frames - 1)
+        rig.movie.stopRecording()
+        #expect(recorder.waitForFinish())
+        rig.session.stopRunning()
+        #expect(recorder.startCount == 1)
+        #expect(recorder.lastError == nil)
+        listener.waitUntilExit()
+        return try #require(try FFmpegTools.probe(received))
+    }
+
     @Test(
         "recording to an srt:// URL publishes MPEG-TS to an ffmpeg SRT listener on loopback",
         .enabled(if: FFmpegTools.ffmpeg != nil && FFmpegTools.ffprobe != nil, FFmpegTools.missing))
@@ -519,42 +552,17 @@ struct MoviePublishingTests {
         let scratch = try MovieScratch()
         defer { scratch.remove() }
         let port = Int.random(in: 20_000...40_000)
-        let received = scratch.url("received.ts")
-        let listener = Process()
-        listener.executableURL = URL(fileURLWithPath: try #require(FFmpegTools.ffmpeg))
-        // ffmpeg's listener reports an I/O error when the caller hangs up; what it wrote stays.
-        listener.arguments = [
-            "-v", "error", "-nostdin", "-i", "srt://127.0.0.1:\(port)?mode=listener&listen_timeout=30000000&latency=0",
-            "-c", "copy", "-f", "mpegts", "-y", received.path,
-        ]
-        listener.standardError = FileHandle.nullDevice
-        try listener.run()
-        defer { if listener.isRunning { listener.terminate() } }
-        // An external process: no clock to inject; poll for its socket, bounded.
-        var polls = 0
-        while !isBoundUDP(port: port), polls < 500, listener.isRunning {
-            usleep(10_000)
-            polls += 1
-        }
-        try #require(isBoundUDP(port: port), "ffmpeg did not listen on UDP port \(port)")
-
-        let rig = try MovieRig()
-        let recorder = FileRecorder()
-        let url = try #require(URL(string: "srt://127.0.0.1:\(port)?mode=caller&latency=0"))
-        rig.movie.startRecording(to: url, recordingDelegate: recorder)
-        rig.start()
-        rig.step(59)
-        rig.movie.stopRecording()
-        #expect(recorder.waitForFinish())
-        rig.session.stopRunning()
-        #expect(recorder.startCount == 1)
-        #expect(recorder.lastError == nil)
-        listener.waitUntilExit()
-
-        let probe = try #require(try FFmpegTools.probe(received))
-        #expect(probe.codecName == "h264")
         // Latency 0: SRT hands packets on at once instead of holding them for its 120 ms default,
-        // which a caller hanging up after a burst would cut. SRT may still lose a tail.
+        // which a caller hanging up after a burst would cut. ffmpeg's listener reports an I/O error
+        // when the caller hangs up; what it wrote stays.
+        let probe = try publish(
+            to: try #require(URL(string: "srt://127.0.0.1:\(port)?mode=caller&latency=0")), frames: 60,
+            listenerArguments: [
+                "-i", "srt://127.0.0.1:\(port)?mode=listener&listen_timeout=30000000&latency=0", "-c", "copy", "-f",
+                "mpegts",
+            ], received: scratch.url("received.ts"), isReady: { isBoundUDP(port: port) })
+        #expect(probe.codecName == "h264")
+        // SRT may still lose a tail the listener had not delivered when the caller hung up.
         #expect(probe.frameCount >= 30 && probe.frameCount <= 60, "\(probe.frameCount) of 60 frames arrived")
         #expect(probe.packetTimes.isStrictlyIncreasing)
     }
@@ -566,38 +574,11 @@ struct MoviePublishingTests {
         let scratch = try MovieScratch()
         defer { scratch.remove() }
         let port = Int.random(in: 20_000...40_000)
-        let received = scratch.url("received.flv")
-        let listener = Process()
-        listener.executableURL = URL(fileURLWithPath: try #require(FFmpegTools.ffmpeg))
-        listener.arguments = [
-            "-v", "error", "-nostdin", "-listen", "1", "-timeout", "30", "-i", "rtmp://127.0.0.1:\(port)/live/test",
-            "-c", "copy", "-y", received.path,
-        ]
-        listener.standardError = FileHandle.nullDevice
-        try listener.run()
-        defer { if listener.isRunning { listener.terminate() } }
-        // An external process: no clock to inject; poll for its socket, bounded.
-        var polls = 0
-        while !isListening(port: port), polls < 500, listener.isRunning {
-            usleep(10_000)
-            polls += 1
-        }
-        try #require(isListening(port: port), "ffmpeg did not listen on port \(port)")
-
-        let rig = try MovieRig()
-        let recorder = FileRecorder()
-        let url = try #require(URL(string: "rtmp://127.0.0.1:\(port)/live/test"))
-        rig.movie.startRecording(to: url, recordingDelegate: recorder)
-        rig.start()
-        rig.step(29)
-        rig.movie.stopRecording()
-        #expect(recorder.waitForFinish())
-        rig.session.stopRunning()
-        #expect(recorder.startCount == 1)
-        #expect(recorder.lastError == nil)
-        listener.waitUntilExit()
-
-        let probe = try #require(try FFmpegTools.probe(received))
+        let probe = try publish(
+            to: try #require(URL(string: "rtmp://127.0.0.1:\(port)/live/test")), frames: 30,
+            listenerArguments: [
+                "-listen", "1", "-timeout", "30", "-i", "rtmp://127.0.0.1:\(port)/live/test", "-c", "copy",
+            ], received: scratch.url("received.flv"), isReady: { isListening(port: port) })
         #expect(probe.codecName == "h264")
         #expect(probe.frameCount == 30)
         #expect(probe.packetTimes.isStrictlyIncreasing)
