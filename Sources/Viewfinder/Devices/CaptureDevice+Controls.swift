@@ -91,7 +91,7 @@ extension CaptureDevice {
     public var exposureMode: ExposureMode {
         get {
             guard case .exposureMode(let mode) = current(.exposureMode) else { return .continuousAutoExposure }
-            // V4L2 has one manual mode: report it as the one last chosen (locked or custom).
+            // Camera drivers have one manual mode: report it as the one last chosen (locked or custom).
             return mode == .custom && extras.withLock({ $0.exposureLocked }) ? .locked : mode
         }
         set { applySetting("setExposureMode(_:)") { () throws(CaptureError) in try setExposureMode(newValue) } }

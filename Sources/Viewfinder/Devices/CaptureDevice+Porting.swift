@@ -73,11 +73,11 @@ extension CaptureDevice {
         }
     }
 
-    /// Whether the camera is focusing now: `false` (V4L2 does not report it).
+    /// Whether the camera is focusing now: `false` (webcam drivers do not report it).
     public var isAdjustingFocus: Bool { false }
-    /// Whether the camera is changing exposure now: `false` (V4L2 does not report it).
+    /// Whether the camera is changing exposure now: `false` (webcam drivers do not report it).
     public var isAdjustingExposure: Bool { false }
-    /// Whether the camera is changing white balance now: `false` (V4L2 does not report it).
+    /// Whether the camera is changing white balance now: `false` (webcam drivers do not report it).
     public var isAdjustingWhiteBalance: Bool { false }
 
     /// Whether to post subject-area-change notifications. Kept, but none are posted: Linux
@@ -148,7 +148,7 @@ struct DeviceExtras: Sendable {
     var focusPoint = CGPoint(x: 0.5, y: 0.5)
     var exposurePoint = CGPoint(x: 0.5, y: 0.5)
     var subjectAreaMonitoring = false
-    /// Whether exposure was last set to locked (V4L2's manual mode serves locked and custom).
+    /// Whether exposure was last set to locked (a driver's one manual mode serves locked and custom).
     var exposureLocked = false
 }
 
