@@ -11,7 +11,7 @@
 /// that needs only scaling is preferred even when scaling it reads more. Formats a driver only
 /// emulates in software cost a slow software pass and a colour conversion. Motion-JPEG costs
 /// Viewfinder's own decode (``decodePerMegapixel``, on the same scale), so native decoding beats
-/// libv4l2's emulation of the same frames (which decodes them too, more slowly, before its own
+/// a driver's software emulation of the same frames (which decodes them too, more slowly, before its own
 /// pass) and a raw mode that cannot keep the rate; a raw format that keeps the rate and needs one
 /// conversion is preferred to decoding; a format the
 /// output asks for as it is stays zero-copy. Formats that cannot reach the frame rate — the one
