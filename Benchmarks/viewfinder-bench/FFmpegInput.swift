@@ -45,12 +45,19 @@ final class FFmpegInput {
     /// One ffmpeg run: `frames` frames (rounded to whole loops of the ring) through `filter`.
     /// Returns the frames per second over ffmpeg's own `-benchmark` real time (demuxing included).
     func run(filter: String, frames: Int) -> (frames: Int, fps: Double)? {
+        run(arguments: ["-vf", filter], frames: frames)
+    }
+
+    /// One ffmpeg run of `frames` frames (rounded to whole loops of the ring) with the output
+    /// `arguments` (a filter, an encoder) into the null muxer; frames per second over ffmpeg's own
+    /// `-benchmark` real time (demuxing included).
+    func run(arguments output: [String], frames: Int) -> (frames: Int, fps: Double)? {
         let loops = max(0, (frames + ring - 1) / ring - 1)
-        let arguments = [
-            "-hide_banner", "-nostdin", "-nostats", "-benchmark", "-stream_loop", "\(loops)", "-f", "rawvideo",
-            "-pix_fmt", pixelFormat, "-s", "\(size.width)x\(size.height)", "-i", file.path, "-vf", filter, "-f",
-            "null", "-",
-        ]
+        let arguments =
+            [
+                "-hide_banner", "-nostdin", "-nostats", "-benchmark", "-stream_loop", "\(loops)", "-f", "rawvideo",
+                "-pix_fmt", pixelFormat, "-s", "\(size.width)x\(size.height)", "-i", file.path,
+            ] + output + ["-f", "null", "-"]
         let process = Process()
         process.executableURL = URL(fileURLWithPath: ffmpeg)
         process.arguments = arguments

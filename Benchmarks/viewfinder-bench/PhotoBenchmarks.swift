@@ -101,29 +101,7 @@ enum PhotoBenchmarks {
     /// `seconds` (a pilot run sizes the timed one); frames per second over its `-benchmark` time.
     static func ffmpegEncode(_ input: FFmpegInput, arguments: [String], seconds: Double) -> (frames: Int, fps: Double)?
     {
-        func run(frames: Int) -> (frames: Int, fps: Double)? {
-            let loops = max(0, (frames + input.ring - 1) / input.ring - 1)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: input.ffmpeg)
-            process.arguments =
-                [
-                    "-hide_banner", "-nostdin", "-nostats", "-benchmark", "-stream_loop", "\(loops)", "-f", "rawvideo",
-                    "-pix_fmt", input.pixelFormat, "-s", "\(input.size.width)x\(input.size.height)", "-i",
-                    input.file.path,
-                ] + arguments + ["-f", "null", "-"]
-            let errors = Pipe()
-            process.standardError = errors
-            process.standardOutput = FileHandle.nullDevice
-            guard (try? process.run()) != nil else { return nil }
-            let output = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            guard process.terminationStatus == 0,
-                let range = output.range(of: #"rtime=([0-9.]+)s"#, options: .regularExpression),
-                let time = Double(output[range].dropFirst(6).dropLast()), time > 0
-            else { return nil }
-            let total = input.ring * (loops + 1)
-            return (total, Double(total) / time)
-        }
+        func run(frames: Int) -> (frames: Int, fps: Double)? { input.run(arguments: arguments, frames: frames) }
         guard let pilot = run(frames: input.ring) else { return nil }
         return run(frames: min(400, max(2 * input.ring, Int(pilot.fps * seconds))))
     }
