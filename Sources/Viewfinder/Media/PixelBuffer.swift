@@ -32,19 +32,23 @@ public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel m
     }
 
     /// Width in pixels.
-    public let width: Int
+    public private(set) var width: Int
     /// Height in pixels.
-    public let height: Int
+    public private(set) var height: Int
     /// The layout of the pixels.
-    public let pixelFormat: PixelFormat
+    public private(set) var pixelFormat: PixelFormat
     /// The bytes of valid data (for compressed formats the size of this frame; otherwise the
     /// whole image).
-    public let dataSize: Int
+    public private(set) var dataSize: Int
 
-    private let base: UnsafeMutableRawPointer
-    private let layout: PlaneLayout
-    private let owner: PixelMemoryOwner?
-    private let slot: Int
+    // These change only while the object is unshared: when its owner recycles it (see
+    // ``recycle(_:)``), never while anyone else can see it.
+    private var base: UnsafeMutableRawPointer
+    private var layout: PlaneLayout
+    private var owner: PixelMemoryOwner?
+    private var slot: Int
+    /// Where the object goes for reuse when its last holder recycles it (`nil`: it is let go).
+    private var spares: SpareObjects<PixelBuffer>?
 
     /// Wraps memory owned by `owner`; `owner.reclaim(slot:)` runs when the buffer goes.
     package init(
@@ -59,6 +63,54 @@ public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel m
         self.dataSize = dataSize ?? layout.totalBytes
         self.owner = owner
         self.slot = slot
+    }
+
+    /// A buffer over `memory` like ``init(memory:layout:dataSize:owner:slot:)``, made from a spare
+    /// object of `spares` when one is kept (no allocation), and going back there when its last
+    /// holder recycles it. Owners that lend buffers every frame (pools, camera rings) make them
+    /// this way.
+    static func make(
+        memory: UnsafeMutableRawPointer, layout: PlaneLayout, dataSize: Int? = nil, owner: PixelMemoryOwner,
+        slot: Int, spares: SpareObjects<PixelBuffer>
+    ) -> PixelBuffer {
+        let buffer: PixelBuffer
+        if let spare = spares.take() {
+            // The spare's only reference is ours: rebinding it is invisible to anyone.
+            spare.width = layout.width
+            spare.height = layout.height
+            spare.pixelFormat = layout.pixelFormat
+            spare.base = memory
+            spare.layout = layout
+            spare.dataSize = dataSize ?? layout.totalBytes
+            spare.owner = owner
+            spare.slot = slot
+            buffer = spare
+        } else {
+            buffer = PixelBuffer(memory: memory, layout: layout, dataSize: dataSize, owner: owner, slot: slot)
+        }
+        buffer.spares = spares
+        return buffer
+    }
+
+    /// Gives `buffer`'s memory back to its owner now and its object to the owner's spares, when
+    /// the caller holds the last reference to it; `buffer` is `nil` afterwards either way (a
+    /// buffer someone else still holds goes back when they let go, as always). Returns whether
+    /// it was recycled.
+    @discardableResult
+    static func recycle(_ buffer: inout PixelBuffer?) -> Bool {
+        guard isKnownUniquelyReferenced(&buffer), let unique = buffer else {
+            buffer = nil
+            return false
+        }
+        buffer = nil
+        let owner = unique.owner
+        let spares = unique.spares
+        unique.owner = nil
+        unique.spares = nil
+        owner?.reclaim(slot: unique.slot)
+        guard let spares else { return owner != nil }
+        spares.put(unique)
+        return true
     }
 
     deinit {

@@ -37,6 +37,9 @@ public final class PixelBufferPool: PixelMemoryOwner {
     private let state: Mutex<State>
     /// Where waiters for a free buffer sleep (used only while some thread waits).
     private let freed = NSCondition()
+    /// Buffer objects their last holder gave back (``PixelBuffer/recycle(_:)``), reused for the
+    /// next buffers so steady-state use allocates no objects either.
+    let spares: SpareObjects<PixelBuffer>
 
     /// A pool of at most `capacity` buffers of `width` × `height` in `pixelFormat`. Throws
     /// ``CaptureError/Code/invalidArgument`` for a size that is not positive or exceeds
@@ -67,6 +70,7 @@ public final class PixelBufferPool: PixelMemoryOwner {
             )
         }
         self.layout = layout
+        spares = SpareObjects(limit: capacity)
         var free = [Int]()
         free.reserveCapacity(capacity)
         free.append(contentsOf: (0..<capacity).reversed())
@@ -95,7 +99,7 @@ public final class PixelBufferPool: PixelMemoryOwner {
             return (slot, memory)
         }
         guard let (slot, memory) = taken else { return nil }
-        return (PixelBuffer(memory: memory, layout: layout, owner: self, slot: slot), slot)
+        return (PixelBuffer.make(memory: memory, layout: layout, owner: self, slot: slot, spares: spares), slot)
     }
 
     /// A buffer, waiting for one to be returned while all are in use; `nil` once `isCancelled`

@@ -8,8 +8,11 @@ import Synchronization
 /// ``droppedFrameReason`` and a ``droppedFrameCount`` but no media.
 ///
 /// Thread safety: immutable but for ``attachments``, which are guarded by a lock; may be shared
-/// across threads.
-public final class SampleBuffer: Sendable {
+/// across threads. (Outputs reuse a buffer object once nobody but the output holds it: that is
+/// invisible to anyone, since nobody else can reach it then.)
+public final class SampleBuffer: @unchecked Sendable {
+    // unchecked: the stored properties change only while the output that recycles the object
+    // holds its one reference (see `recycle(_:into:)`); to everyone else they are immutable.
     /// What a sample buffer carries.
     enum Media: Sendable {
         /// A video frame.
@@ -20,26 +23,26 @@ public final class SampleBuffer: Sendable {
         case none
     }
 
-    let media: Media
+    private(set) var media: Media
     /// When the camera captured the frame (start of exposure, or the driver's timestamp), on the
     /// device's clock (monotonic for real cameras).
-    public let presentationTimeStamp: MediaTime
+    public private(set) var presentationTimeStamp: MediaTime
     /// How long the sample lasts: for video, the device's frame interval.
-    public let duration: MediaTime
+    public private(set) var duration: MediaTime
     /// The camera's frame counter; consecutive frames differ by one, gaps mean lost frames.
-    public let sequenceNumber: UInt64
+    public private(set) var sequenceNumber: UInt64
     /// Why the frame was dropped, for buffers passed to `captureOutput(_:didDrop:from:)`.
-    public let droppedFrameReason: DroppedFrameReason?
+    public private(set) var droppedFrameReason: DroppedFrameReason?
     /// For dropped-sample buffers: how many samples the report stands for (more than one for a
     /// device gap, or when drops come faster than the delegate can hear of them); 0 otherwise.
-    public let droppedFrameCount: Int
+    public private(set) var droppedFrameCount: Int
     /// The media type of the sample (``MediaType/video`` for frames, ``MediaType/audio`` for PCM,
     /// and the same for their drop reports).
-    public let mediaType: MediaType
+    public private(set) var mediaType: MediaType
 
     private let attachmentStore: Mutex<[AttachmentKey: any Sendable]>
-    /// The output budget whose slot this frame holds, given back in `deinit`.
-    private let budget: FrameBudget?
+    /// The output budget whose slot this frame holds, given back in `deinit` (or when recycled).
+    private var budget: FrameBudget?
 
     init(
         media: Media, mediaType: MediaType, presentationTimeStamp: MediaTime, duration: MediaTime,
@@ -75,6 +78,81 @@ public final class SampleBuffer: Sendable {
         self.init(
             media: .none, mediaType: mediaType, presentationTimeStamp: presentationTimeStamp, duration: duration,
             sequenceNumber: sequenceNumber, droppedFrameReason: droppedFrameReason, droppedFrameCount: count)
+    }
+
+    /// A video frame's buffer like ``init(imageBuffer:presentationTimeStamp:duration:sequenceNumber:attachments:budget:)``,
+    /// made from a spare object of `spares` when one is kept (no allocation).
+    static func make(
+        imageBuffer: PixelBuffer, presentationTimeStamp: MediaTime, duration: MediaTime, sequenceNumber: UInt64,
+        attachments: [AttachmentKey: any Sendable], budget: FrameBudget?, spares: SpareObjects<SampleBuffer>
+    ) -> SampleBuffer {
+        guard let spare = spares.take() else {
+            return SampleBuffer(
+                imageBuffer: imageBuffer, presentationTimeStamp: presentationTimeStamp, duration: duration,
+                sequenceNumber: sequenceNumber, attachments: attachments, budget: budget)
+        }
+        spare.reset(
+            media: .image(imageBuffer), mediaType: .video, presentationTimeStamp: presentationTimeStamp,
+            duration: duration, sequenceNumber: sequenceNumber, droppedFrameReason: nil, droppedFrameCount: 0,
+            attachments: attachments, budget: budget)
+        return spare
+    }
+
+    /// A report of `count` dropped samples like ``init(droppedFrameReason:count:mediaType:presentationTimeStamp:duration:sequenceNumber:)``,
+    /// made from a spare object of `spares` when one is kept.
+    static func make(
+        droppedFrameReason: DroppedFrameReason, count: Int, mediaType: MediaType, presentationTimeStamp: MediaTime,
+        duration: MediaTime, sequenceNumber: UInt64, spares: SpareObjects<SampleBuffer>
+    ) -> SampleBuffer {
+        guard let spare = spares.take() else {
+            return SampleBuffer(
+                droppedFrameReason: droppedFrameReason, count: count, mediaType: mediaType,
+                presentationTimeStamp: presentationTimeStamp, duration: duration, sequenceNumber: sequenceNumber)
+        }
+        spare.reset(
+            media: .none, mediaType: mediaType, presentationTimeStamp: presentationTimeStamp, duration: duration,
+            sequenceNumber: sequenceNumber, droppedFrameReason: droppedFrameReason, droppedFrameCount: count,
+            attachments: [:], budget: nil)
+        return spare
+    }
+
+    /// Refills an object nobody else holds.
+    private func reset(
+        media: Media, mediaType: MediaType, presentationTimeStamp: MediaTime, duration: MediaTime,
+        sequenceNumber: UInt64, droppedFrameReason: DroppedFrameReason?, droppedFrameCount: Int,
+        attachments: [AttachmentKey: any Sendable], budget: FrameBudget?
+    ) {
+        self.media = media
+        self.mediaType = mediaType
+        self.presentationTimeStamp = presentationTimeStamp
+        self.duration = duration
+        self.sequenceNumber = sequenceNumber
+        self.droppedFrameReason = droppedFrameReason
+        self.droppedFrameCount = droppedFrameCount
+        attachmentStore.withLock { $0 = attachments }
+        self.budget = budget
+    }
+
+    /// When the caller holds the last reference to `buffer` (the delegate kept none): gives its
+    /// budget slot back, recycles its pixel buffer (``PixelBuffer/recycle(_:)``) and keeps the
+    /// object in `spares`. `buffer` is `nil` afterwards either way; a buffer someone still holds
+    /// lets go of its media and slot when they do, as always. Returns whether it was recycled.
+    @discardableResult
+    static func recycle(_ buffer: inout SampleBuffer?, into spares: SpareObjects<SampleBuffer>) -> Bool {
+        guard isKnownUniquelyReferenced(&buffer), let unique = buffer else {
+            buffer = nil
+            return false
+        }
+        buffer = nil
+        var image: PixelBuffer?
+        if case .image(let pixels) = unique.media { image = pixels }
+        unique.media = .none
+        PixelBuffer.recycle(&image)
+        unique.attachmentStore.withLock { $0.removeAll() }
+        unique.budget?.release()
+        unique.budget = nil
+        spares.put(unique)
+        return true
     }
 
     /// The pixels of a video sample (`CMSampleBufferGetImageBuffer`), or `nil` for other media

@@ -64,6 +64,9 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// through the session, which calls processors' code, so they cannot run under `state`).
     let edits = NSLock()
     private(set) var engine: DeliveryEngine<DeliveryPipeline, SampleBuffer>!
+    /// Sample buffer objects the delegate did not keep, reused for later frames and drop reports
+    /// (so delivery allocates no object per frame).
+    let sampleBufferSpares: SpareObjects<SampleBuffer>
 
     /// Drop reports queued beyond this many are merged into the last one (its
     /// ``SampleBuffer/droppedFrameCount`` grows), so a stalled delegate cannot make the queue grow
@@ -73,6 +76,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// An output that lets at most `bufferBudget` frames be in flight (at least 1; default 6).
     public init(bufferBudget: Int = 6) {
         self.bufferBudget = max(1, bufferBudget)
+        let spares = SpareObjects<SampleBuffer>(limit: min(self.bufferBudget, 62) + 2)
+        sampleBufferSpares = spares
         super.init()
         engine = DeliveryEngine(
             label: "video-data-output", staging: MJPEGDecodeStep.staging(),
@@ -80,9 +85,9 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
                 guard let image = sample.image else { return .dropped(.droppedByProcessor("not video")) }
                 switch pipeline.chain.run(image, of: sample) {
                 case .image(let image, let attachments):
-                    let buffer = SampleBuffer(
+                    let buffer = SampleBuffer.make(
                         imageBuffer: image, presentationTimeStamp: sample.presentationTime, duration: sample.duration,
-                        sequenceNumber: sample.sequenceNumber, attachments: attachments, budget: budget)
+                        sequenceNumber: sample.sequenceNumber, attachments: attachments, budget: budget, spares: spares)
                     return .ready(buffer, holdsSlot: true)
                 case .drop(let reason):
                     return .dropped(reason)
@@ -94,12 +99,14 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             },
             reportDrop: { [weak self] drop in
                 guard let self, let delegate = self.sampleBufferDelegate else { return }
-                let buffer = SampleBuffer(
+                var buffer: SampleBuffer? = SampleBuffer.make(
                     droppedFrameReason: drop.reason, count: drop.count, mediaType: .video,
                     presentationTimeStamp: drop.presentationTime, duration: drop.duration,
-                    sequenceNumber: drop.sequenceNumber)
-                delegate.captureOutput(self, didDrop: buffer, from: drop.connection)
-            })
+                    sequenceNumber: drop.sequenceNumber, spares: spares)
+                if let report = buffer { delegate.captureOutput(self, didDrop: report, from: drop.connection) }
+                SampleBuffer.recycle(&buffer, into: spares)
+            },
+            recycle: { buffer in SampleBuffer.recycle(&buffer, into: spares) })
     }
 
     override var acceptedMediaTypes: [MediaType] { [.video] }

@@ -84,6 +84,9 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             _ sample: CapturedSample, _ context: Context, _ budget: FrameBudget, _ connection: CaptureConnection
         ) -> Preparation
     typealias Consume = @Sendable (_ product: Product, _ connection: CaptureConnection) -> Void
+    /// Given each product once its consumer returned and the engine let go of its own
+    /// references: may reuse it if it holds the last one. Leaves `nil`.
+    typealias Recycle = @Sendable (_ product: inout Product?) -> Void
 
     /// What staging made of a sample.
     enum StageOutcome: Sendable {
@@ -185,6 +188,15 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     private let prepare: Prepare
     private let consume: Consume
     private let reportDrop: ReportDrop
+    private let recycle: Recycle?
+    /// The work item the delivery queue runs inside the callback queue for every event (made
+    /// once, so a hand-off allocates nothing), and the event it runs: both touched only by the
+    /// delivery queue and, during its `sync`, by the callback queue.
+    private var runner: DispatchWorkItem!
+    private var job: Job?
+    /// The product handed over by the last job, kept (on the delivery queue) until the job is
+    /// over, then given to `recycle`.
+    private var handedProduct: Product?
     private let staging: Staging?
     /// One serial queue per staging lane.
     private let lanes: [DispatchQueue]
@@ -194,17 +206,19 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     /// `reportDrop`.
     init(
         label: String, staging: Staging? = nil, prepare: @escaping Prepare, consume: @escaping Consume,
-        reportDrop: @escaping ReportDrop
+        reportDrop: @escaping ReportDrop, recycle: Recycle? = nil
     ) {
         self.prepare = prepare
         self.consume = consume
         self.reportDrop = reportDrop
+        self.recycle = recycle
         self.staging = staging
         lanes =
             staging == nil
             ? [] : (0..<Self.stagingLimit).map { DispatchQueue(label: "viewfinder.\(label).stage\($0)") }
         deliveryQueue = DispatchQueue(label: "viewfinder.\(label).delivery")
         wakeUp = DispatchSource.makeUserDataAddSource(queue: deliveryQueue)
+        runner = DispatchWorkItem { [unowned self] in runJob() }
         wakeUp.setEventHandler { [weak self] in self?.drain() }
         wakeUp.activate()
     }
@@ -307,6 +321,8 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     /// wakes the delivery queue. Never blocks, converts or calls out.
     func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
         var jobs: [StageJob] = []
+        // The pixels of a waiting sample this one replaced as late: recycled outside the lock.
+        var replaced: PixelBuffer?
         let wake = state.withLock { state -> Bool in
             guard state.streaming, connection.isEnabled, state.callbackQueue != nil, let context = state.context,
                 let budget = state.budget
@@ -315,7 +331,8 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
                 state.lastSequence = sample.sequenceNumber &+ state.sequenceOffset
                 return false
             }
-            Self.accept(sample, context: context, budget: budget, connection: connection, state: &state)
+            Self.accept(
+                sample, context: context, budget: budget, connection: connection, state: &state, replaced: &replaced)
             jobs = stageAhead(&state)
             guard !state.drainScheduled, !state.queue.isEmpty else { return false }
             state.drainScheduled = true
@@ -323,6 +340,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         }
         start(jobs)
         if wake { wakeUp.add(data: 1) }
+        PixelBuffer.recycle(&replaced)
     }
 
     /// A sample the output does not want (a photo output between requests): not counted, never
@@ -381,7 +399,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     /// The drop decisions, under the lock.
     private static func accept(
         _ incoming: CapturedSample, context: Context, budget: FrameBudget, connection: CaptureConnection,
-        state: inout State
+        state: inout State, replaced: inout PixelBuffer?
     ) {
         state.statistics.captured += 1
         var sample = incoming
@@ -447,6 +465,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             // The waiting sample never reached the consumer: it is late, and gives its slot back.
             state.statistics.droppedLate += 1
             old.budget.release()
+            replaced = old.sample.image
             let previous = waiting - 1
             if state.queuedDrops >= dropReportLimit, state.queue.contains(position: previous),
                 case .drop(var report) = state.queue[position: previous], report.reason == .frameWasLate
@@ -501,86 +520,123 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
 
     // MARK: Delivery queue
 
+    /// What the delivery queue hands into the callback queue next: set right before the hop,
+    /// taken inside it.
+    private enum Job {
+        /// A drop to report.
+        case drop(DropReport)
+        /// An accepted sample to prepare and hand over: `sample` is the accepted one, or what
+        /// staging made of it.
+        case sample(Accepted, CapturedSample)
+        /// An accepted sample that staging dropped, for `reason`.
+        case stagingDropped(Accepted, DroppedFrameReason)
+    }
+
     /// Hands queued events over, on the delivery queue, until none are left (or no callback queue
     /// is set: they wait for one).
     private func drain() {
-        let host = HostClock()
         while true {
-            let next: (Event, DispatchQueue, [StageJob])? = state.withLock { state in
-                guard let queue = state.callbackQueue, var event = state.queue.popFirst() else {
-                    state.drainScheduled = false
-                    return nil
-                }
-                var jobs: [StageJob] = []
-                switch event {
-                case .drop:
-                    state.queuedDrops -= 1
-                case .sample(var accepted):
-                    if let staging, accepted.ticket == nil, staging.lanes(accepted.context) >= Self.stagingLimit {
-                        // Lanes are free here: every earlier sample was handed over.
-                        let ticket = StageTicket(lane: state.laneBusy.firstIndex(of: false) ?? 0)
-                        state.laneBusy[ticket.lane] = true
-                        state.stagedOutstanding += 1
-                        accepted.ticket = ticket
-                        event = .sample(accepted)
-                        jobs.append((accepted, ticket))
-                    }
-                    if let ticket = accepted.ticket {
-                        state.headStaging = !ticket.finished.load(ordering: .acquiring)
-                        jobs += stageAhead(&state)
-                    }
-                }
-                return (event, queue, jobs)
-            }
-            guard let (event, queue, jobs) = next else { return }
-            start(jobs)
-            switch event {
-            case .drop(let drop):
-                onCallbackQueue(queue) { reportDrop(drop) }
-            case .sample(let accepted):
-                hand(accepted, on: queue, host: host)
-            }
+            // The device's pixels of the sample handed over, held across the hop so that they can
+            // be recycled once every other reference is gone (the product's, the job's).
+            var image: PixelBuffer?
+            guard deliverNext(keeping: &image) else { return }
+            if let recycle { recycle(&handedProduct) } else { handedProduct = nil }
+            PixelBuffer.recycle(&image)
         }
     }
 
-    private func hand(_ accepted: Accepted, on queue: DispatchQueue, host: HostClock) {
-        var sample = accepted.sample
-        if let ticket = accepted.ticket {
-            ticket.done.wait()
-            state.withLock { state in
-                state.headStaging = false
-                state.stagedOutstanding -= 1
+    /// Takes the next event and runs it inside the callback queue; `false` when none is waiting.
+    private func deliverNext(keeping image: inout PixelBuffer?) -> Bool {
+        let next: (Event, DispatchQueue, [StageJob])? = state.withLock { state in
+            guard let queue = state.callbackQueue, var event = state.queue.popFirst() else {
+                state.drainScheduled = false
+                return nil
             }
-            switch ticket.outcome {
-            case .staged(let staged)?:
-                sample = staged
-            case .dropped(let reason)?:
-                dropPrepared(accepted, reason: reason, on: queue)
-                return
-            case nil:
-                dropPrepared(accepted, reason: .droppedByProcessor("staging"), on: queue)
-                return
+            var jobs: [StageJob] = []
+            switch event {
+            case .drop:
+                state.queuedDrops -= 1
+            case .sample(var accepted):
+                if let staging, accepted.ticket == nil, staging.lanes(accepted.context) >= Self.stagingLimit {
+                    // Lanes are free here: every earlier sample was handed over.
+                    let ticket = StageTicket(lane: state.laneBusy.firstIndex(of: false) ?? 0)
+                    state.laneBusy[ticket.lane] = true
+                    state.stagedOutstanding += 1
+                    accepted.ticket = ticket
+                    event = .sample(accepted)
+                    jobs.append((accepted, ticket))
+                }
+                if let ticket = accepted.ticket {
+                    state.headStaging = !ticket.finished.load(ordering: .acquiring)
+                    jobs += stageAhead(&state)
+                }
             }
+            return (event, queue, jobs)
         }
-        onCallbackQueue(queue) {
+        guard let (event, queue, jobs) = next else { return false }
+        start(jobs)
+        switch event {
+        case .drop(let drop):
+            job = .drop(drop)
+        case .sample(let accepted):
+            image = accepted.sample.image
+            job = stagedJob(for: accepted)
+        }
+        // A work item made once: `sync` with it allocates nothing, unlike a closure.
+        queue.sync(execute: runner)
+        return true
+    }
+
+    /// The job for an accepted sample: waits for its staging (if it was staged) and takes what
+    /// staging made of it.
+    private func stagedJob(for accepted: Accepted) -> Job {
+        guard let ticket = accepted.ticket else { return .sample(accepted, accepted.sample) }
+        ticket.done.wait()
+        state.withLock { state in
+            state.headStaging = false
+            state.stagedOutstanding -= 1
+        }
+        switch ticket.outcome {
+        case .staged(let staged)?: return .sample(accepted, staged)
+        case .dropped(let reason)?: return .stagingDropped(accepted, reason)
+        case nil: return .stagingDropped(accepted, .droppedByProcessor("staging"))
+        }
+    }
+
+    /// Runs the pending ``job`` inside the callback queue (the body of ``runner``), marking this
+    /// thread as the one delivering.
+    private func runJob() {
+        deliveringThread.store(Self.currentThread, ordering: .relaxed)
+        let outer = pthread_getspecific(deliveringKey)
+        pthread_setspecific(deliveringKey, UnsafeRawPointer(bitPattern: 1))
+        defer {
+            pthread_setspecific(deliveringKey, outer)
+            deliveringThread.store(0, ordering: .relaxed)
+        }
+        var pending: Job?
+        swap(&pending, &job)
+        switch pending {
+        case .drop(let drop)?:
+            reportDrop(drop)
+        case .stagingDropped(let accepted, let reason)?:
+            countDrop(accepted, reason: reason)
+        case .sample(let accepted, let sample)?:
             switch prepare(sample, accepted.context, accepted.budget, accepted.connection) {
             case .ready(let product, let holdsSlot):
-                let latency = host.now() - sample.hostArrivalTime
+                let latency = HostClock().now() - sample.hostArrivalTime
                 state.withLock { state in
                     state.statistics.delivered += 1
                     state.latencies.record(latency)
                 }
+                handedProduct = product
                 consume(product, accepted.connection)
                 if !holdsSlot { accepted.budget.release() }
             case .dropped(let reason):
                 countDrop(accepted, reason: reason)
             }
+        case nil:
+            break
         }
-    }
-
-    /// A sample that staging dropped: counted and reported on the callback queue.
-    private func dropPrepared(_ accepted: Accepted, reason: DroppedFrameReason, on queue: DispatchQueue) {
-        onCallbackQueue(queue) { countDrop(accepted, reason: reason) }
     }
 
     /// Gives the slot of a sample not handed over back, counts it and reports it.
@@ -595,21 +651,6 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
             }
         }
         reportDrop(DropReport(accepted.sample, reason: reason, connection: accepted.connection))
-    }
-
-    /// Runs `body` inside `queue` (synchronously, from the delivery queue), marking this thread as
-    /// the one delivering.
-    private func onCallbackQueue<T>(_ queue: DispatchQueue, _ body: () -> T) -> T {
-        queue.sync {
-            deliveringThread.store(Self.currentThread, ordering: .relaxed)
-            let outer = pthread_getspecific(deliveringKey)
-            pthread_setspecific(deliveringKey, UnsafeRawPointer(bitPattern: 1))
-            defer {
-                pthread_setspecific(deliveringKey, outer)
-                deliveringThread.store(0, ordering: .relaxed)
-            }
-            return body()
-        }
     }
 
     private static var currentThread: UInt { UInt(pthread_self()) }

@@ -180,12 +180,19 @@ final class ProcessorChain: Sendable {
         var image = source
         var writable = false
         var attachments: [SampleBuffer.AttachmentKey: any Sendable] = [:]
+        /// Moves on to `next`, recycling the intermediate buffer it replaces (never the source,
+        /// which the caller holds) when nothing else holds it.
+        func advance(to next: PixelBuffer) {
+            var previous: PixelBuffer? = image
+            image = next
+            if previous !== source { PixelBuffer.recycle(&previous) }
+        }
         for step in steps {
             switch step {
             case .decode(let decode):
                 guard image.pixelFormat == .mjpeg else { continue }
                 switch decode.decode(image, lane: 0) {
-                case .success(let decoded): image = decoded
+                case .success(let decoded): advance(to: decoded)
                 case .failure(let reason): return .drop(reason.reason)
                 }
                 writable = true
@@ -196,7 +203,7 @@ final class ProcessorChain: Sendable {
                 } catch {
                     return .drop(.droppedByProcessor("conversion"))
                 }
-                image = destination
+                advance(to: destination)
                 writable = true
             case .process(let name, let processor, let output, let outputPool, let copyPool):
                 var processorFrame = ProcessorFrame(
@@ -214,7 +221,7 @@ final class ProcessorChain: Sendable {
                 guard result.pixelFormat == output.pixelFormat, result.width == output.width,
                     result.height == output.height
                 else { return .drop(.droppedByProcessor(name)) }
-                image = result
+                if result !== image { advance(to: result) }
                 writable = processorFrame.isImageWritable
                 attachments = processorFrame.attachments
             }

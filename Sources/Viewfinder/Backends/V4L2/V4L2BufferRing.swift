@@ -41,6 +41,9 @@ final class V4L2BufferRing: PixelMemoryOwner {
     /// so the descriptor stays open until every buffer is back.
     let isEmulated: Bool
     private let state: Mutex<State>
+    /// Buffer objects their last holder gave back, reused for the next frames (no allocation
+    /// per frame).
+    private let spares: SpareObjects<PixelBuffer>
 
     /// A ring over buffers already mapped; the ring owns `fd` from now on.
     private init(
@@ -51,6 +54,7 @@ final class V4L2BufferRing: PixelMemoryOwner {
         self.layout = layout
         self.isEmulated = isEmulated
         self.state = Mutex(State(slots: slots))
+        self.spares = SpareObjects(limit: slots.count)
     }
 
     /// Requests `count` buffers, maps and queues them all, and starts streaming. On failure
@@ -127,8 +131,9 @@ final class V4L2BufferRing: PixelMemoryOwner {
             state.slots[index].isLent = true
             return (state.slots[index].address, state.slots[index].length)
         }
-        return PixelBuffer(
-            memory: address, layout: layout, dataSize: min(max(0, bytesUsed), length), owner: self, slot: index)
+        return PixelBuffer.make(
+            memory: address, layout: layout, dataSize: min(max(0, bytesUsed), length), owner: self, slot: index,
+            spares: spares)
     }
 
     /// Queues dequeued buffer `index` again without lending it (a corrupt frame).
