@@ -108,6 +108,7 @@ enum MJPEGBenchmarks {
         }
         var fps = [[Double]](repeating: [], count: contenders.count)
         var cpu = [[Double]](repeating: [], count: contenders.count)
+        var cpuPerWall = [[Double]](repeating: [], count: contenders.count)
         for repeatIndex in 0..<settings.repeats {
             for offset in contenders.indices {
                 let index = (offset + repeatIndex) % contenders.count
@@ -115,6 +116,7 @@ enum MJPEGBenchmarks {
                 guard let run = try contenders[index].run(framesPerRun[index]) else { continue }
                 fps[index].append(Double(run.frames) / run.seconds)
                 cpu[index].append(run.cpu / Double(run.frames) * 1000)
+                cpuPerWall[index].append(run.cpu / run.seconds)
             }
         }
         let medians = fps.map { Measure.Figures(fps: $0, allocationsPerFrame: 0).median }
@@ -129,6 +131,8 @@ enum MJPEGBenchmarks {
                 pixelFormat: target.format.name, fpsMin: figures.min, fpsMedian: figures.median, gbPerS: 0, floor: 0,
                 ratioToFloor: medians[floorIndex] > 0 ? figures.median / medians[floorIndex] : 0)
             result.cpuMsPerFrame = cpuMedian
+            // How many cores a contender had: 2 lanes below ~1.8 ran on a machine others were using.
+            result.cpuPerWall = cpuPerWall[index].isEmpty ? nil : Measure.median(cpuPerWall[index])
             result.note =
                 ([String(format: "%.2f bit/pixel", bitsPerPixel)] + [contenders[index].note].compactMap { $0 })
                 .joined(separator: "; ")

@@ -117,10 +117,10 @@ struct ReportTable: Sendable {
         group: "mjpeg",
         columns: [
             "frames", "→ format", "Viewfinder 1 core fps", "CPU-ms", "Viewfinder 2 lanes fps", "CPU-ms",
-            "2 lanes ×1 core (fps)", "TurboJPEG floor fps", "CPU-ms", "Viewfinder CPU ×floor",
+            "2 lanes CPU/wall", "2 lanes ×1 core (fps)", "TurboJPEG floor fps", "CPU-ms", "Viewfinder CPU ×floor",
             "ffmpeg -threads 1 fps", "CPU-ms", "ffmpeg -threads 2 fps", "libv4lconvert fps", "CPU-ms",
             "libv4lconvert CPU ×Viewfinder", "libv4lconvert emulates",
-        ].enumerated().map { index, header in (header, index >= 2 && index != 16, { _ in "" }) },
+        ].enumerated().map { index, header in (header, index >= 2 && index != 17, { _ in "" }) },
         pivot: { results in
             var cases: [String] = []
             for result in results {
@@ -150,7 +150,8 @@ struct ReportTable: Sendable {
                 return [
                     "\(first.map { "\($0.width)x\($0.height)" } ?? "–") \(first?.note?.components(separatedBy: ";").first ?? "")",
                     first?.pixelFormat ?? "–", format(one?.fpsMedian), format(one?.cpuMsPerFrame, 2),
-                    format(two?.fpsMedian), format(two?.cpuMsPerFrame, 2), ratio(two?.fpsMedian, one?.fpsMedian),
+                    format(two?.fpsMedian), format(two?.cpuMsPerFrame, 2), format(two?.cpuPerWall, 2),
+                    ratio(two?.fpsMedian, one?.fpsMedian),
                     format(floor?.fpsMedian), format(floor?.cpuMsPerFrame, 2),
                     ratio(one?.cpuMsPerFrame, floor?.cpuMsPerFrame), format(ffmpeg1?.fpsMedian),
                     format(ffmpeg1?.cpuMsPerFrame, 2), format(ffmpeg2?.fpsMedian), format(v4l?.fpsMedian),
