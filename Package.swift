@@ -82,9 +82,19 @@ let package = Package(
             name: "CAllocCounter",
             path: "Benchmarks/CAllocCounter"
         ),
+        // libv4lconvert's MJPEG emulation as a contender in the mjpeg/ rows (bench only; the
+        // library reaches libv4lconvert through libv4l2).
+        .target(
+            name: "CV4LConvert",
+            path: "Benchmarks/CV4LConvert",
+            linkerSettings: [.linkedLibrary("v4lconvert")]
+        ),
         .executableTarget(
             name: "viewfinder-bench",
-            dependencies: ["Viewfinder", "CSwscale", "CSwresample", "CFFmpeg", "CYUV", "CTurboJPEG", "CAllocCounter"],
+            dependencies: [
+                "Viewfinder", "CSwscale", "CSwresample", "CFFmpeg", "CYUV", "CTurboJPEG", "CAllocCounter",
+                "CV4LConvert",
+            ],
             path: "Benchmarks/viewfinder-bench"
         ),
         // Test helper: records until killed (the crash-safety test SIGKILLs it).

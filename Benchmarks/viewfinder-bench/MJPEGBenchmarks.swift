@@ -1,4 +1,5 @@
 import CTurboJPEG
+import CV4LConvert
 import Dispatch
 import Foundation
 import Synchronization
@@ -8,7 +9,8 @@ import Viewfinder
 /// ~1.2 bit/pixel, 4:2:2, quality 85 — colour bars decode far faster and flatter the figure) to
 /// NV12 and to BGRA, by Viewfinder's decoder on one core and on two (two decoders on two threads,
 /// as the video data output's two lanes run), against TurboJPEG alone (to planar YUV or straight to
-/// BGRA, the floor) and ffmpeg's MJPEG decoder on the same frames, in the same run. Each repeat
+/// BGRA, the floor), ffmpeg's MJPEG decoder and libv4lconvert's emulation (what libv4l2 hands an
+/// application that asks an MJPEG camera for YU12 or BGR24) on the same frames, in the same run. Each repeat
 /// rotates the contenders' order and gives each an untimed pre-roll; figures are frames per second
 /// and CPU milliseconds per frame (process CPU time, user + system, over the frames).
 enum MJPEGBenchmarks {
@@ -72,6 +74,8 @@ enum MJPEGBenchmarks {
     struct Contender {
         var name: String
         var threads: Int
+        /// What the row's figures mean beyond the name (e.g. the format actually produced).
+        var note: String? = nil
         var run: (_ frames: Int) throws -> (frames: Int, seconds: Double, cpu: Double)?
     }
 
@@ -86,6 +90,7 @@ enum MJPEGBenchmarks {
             try viewfinder(jpegs, size, target.format, threads: 2),
             try turboJPEG(jpegs, size, bgra: target.format == .bgra),
         ]
+        contenders.append(libv4lconvert(jpegs, size, bgra: target.format == .bgra))
         if let ffmpeg = settings.ffmpeg, let input = FFmpegMJPEG(ffmpeg: ffmpeg, frames: jpegs) {
             for threads in [1, 2] {
                 contenders.append(
@@ -103,6 +108,7 @@ enum MJPEGBenchmarks {
         }
         var fps = [[Double]](repeating: [], count: contenders.count)
         var cpu = [[Double]](repeating: [], count: contenders.count)
+        var cpuPerWall = [[Double]](repeating: [], count: contenders.count)
         for repeatIndex in 0..<settings.repeats {
             for offset in contenders.indices {
                 let index = (offset + repeatIndex) % contenders.count
@@ -110,6 +116,7 @@ enum MJPEGBenchmarks {
                 guard let run = try contenders[index].run(framesPerRun[index]) else { continue }
                 fps[index].append(Double(run.frames) / run.seconds)
                 cpu[index].append(run.cpu / Double(run.frames) * 1000)
+                cpuPerWall[index].append(run.cpu / run.seconds)
             }
         }
         let medians = fps.map { Measure.Figures(fps: $0, allocationsPerFrame: 0).median }
@@ -124,7 +131,11 @@ enum MJPEGBenchmarks {
                 pixelFormat: target.format.name, fpsMin: figures.min, fpsMedian: figures.median, gbPerS: 0, floor: 0,
                 ratioToFloor: medians[floorIndex] > 0 ? figures.median / medians[floorIndex] : 0)
             result.cpuMsPerFrame = cpuMedian
-            result.note = String(format: "%.2f bit/pixel", bitsPerPixel)
+            // How many cores a contender had: 2 lanes below ~1.8 ran on a machine others were using.
+            result.cpuPerWall = cpuPerWall[index].isEmpty ? nil : Measure.median(cpuPerWall[index])
+            result.note =
+                ([String(format: "%.2f bit/pixel", bitsPerPixel)] + [contenders[index].note].compactMap { $0 })
+                .joined(separator: "; ")
             result.ratioToPeer = index == 1 && medians[0] > 0 ? figures.median / medians[0] : nil
             return result
         }
@@ -206,6 +217,122 @@ enum MJPEGBenchmarks {
             }
             return (frames, Measure.now() - t0, cpuSeconds() - cpu0)
         }
+    }
+}
+
+extension MJPEGBenchmarks {
+    /// libv4lconvert's emulation, one core (libv4l2 converts on the thread that dequeues): each
+    /// frame through `v4lconvert_convert` from MJPEG to YU12 (the NV12 rows: libv4lconvert emulates
+    /// no NV12, so a user wanting NV12 still has to repack the chroma) or to BGR24 (the BGRA rows:
+    /// the closest it emulates, with no alpha byte). libv4lconvert runs on a fake camera (see
+    /// CV4LConvert), so no device or plug-in is needed. A contender that cannot decode the frames
+    /// (libv4lconvert 1.22 refuses YU12 from a 4:2:0 JPEG whose height is not a multiple of 16) is
+    /// reported as not run, with libv4lconvert's message.
+    static func libv4lconvert(_ jpegs: [[UInt8]], _ size: CaptureDevice.Dimensions, bgra: Bool) -> Contender {
+        let fourcc = bgra ? vf_v4lconvert_bgr24 : vf_v4lconvert_yu12
+        let name = bgra ? "libv4lconvert → BGR24" : "libv4lconvert → YU12"
+        final class Converter: @unchecked Sendable {  // unchecked: used by one thread at a time.
+            let handle: OpaquePointer
+            let output: UnsafeMutablePointer<UInt8>
+            let capacity: Int
+            init?(_ size: CaptureDevice.Dimensions, _ fourcc: UInt32) {
+                guard let handle = vf_v4lconvert_create(UInt32(size.width), UInt32(size.height)) else { return nil }
+                let capacity = Int(vf_v4lconvert_frame_size(handle, fourcc))
+                guard capacity > 0 else {
+                    vf_v4lconvert_destroy(handle)
+                    return nil
+                }
+                (self.handle, self.capacity) = (handle, capacity)
+                output = .allocate(capacity: capacity)
+            }
+            deinit {
+                vf_v4lconvert_destroy(handle)
+                output.deallocate()
+            }
+            /// Decodes one frame: nil, or libv4lconvert's message.
+            func decode(_ jpeg: [UInt8], _ fourcc: UInt32) -> String? {
+                let written = jpeg.withUnsafeBufferPointer {
+                    vf_v4lconvert_mjpeg(handle, $0.baseAddress, Int32($0.count), fourcc, output, Int32(capacity))
+                }
+                guard written < 0 else { return nil }
+                let message = vf_v4lconvert_error(handle).map { String(cString: $0) } ?? ""
+                return message.trimmingCharacters(in: .whitespacesAndNewlines)
+            }
+        }
+        let note = bgra ? "libv4lconvert emulates no 32-bit RGB: BGR24" : "libv4lconvert emulates no NV12: YU12"
+        guard let converter = Converter(size, fourcc) else {
+            return Contender(name: name, threads: 1, note: "not run: libv4lconvert could not be created") { _ in nil }
+        }
+        // libv4lconvert 1.22 refuses some sizes and subsamplings: a probe frame says whether it runs,
+        // and must decode to TurboJPEG's picture (a fast contender producing garbage would be no
+        // contender).
+        if let message = converter.decode(jpegs[0], fourcc) {
+            return Contender(name: name, threads: 1, note: "not run: libv4lconvert refused the frames (\(message))") {
+                _ in nil
+            }
+        }
+        if let mismatch = difference(converter.output, jpegs[0], size, bgra: bgra) {
+            return Contender(name: name, threads: 1, note: "not run: \(mismatch)") { _ in nil }
+        }
+        return Contender(name: name, threads: 1, note: note) { frames in
+            let cpu0 = cpuSeconds()
+            let t0 = Measure.now()
+            for index in 0..<frames {
+                if let message = converter.decode(jpegs[index % jpegs.count], fourcc) {
+                    throw CaptureError(.conversionFailed, "libv4lconvert failed on a benchmark frame: \(message)")
+                }
+            }
+            return (frames, Measure.now() - t0, cpuSeconds() - cpu0)
+        }
+    }
+}
+
+extension MJPEGBenchmarks {
+    /// Whether libv4lconvert's output of `jpeg` (YU12, or BGR24 when `bgra`) matches TurboJPEG's
+    /// decoding of it within ±3: nil, or what differs. libv4lconvert makes YU12 from a 4:2:2 JPEG
+    /// by keeping every second chroma row (the odd ones), so its chroma is compared with those.
+    static func difference(
+        _ output: UnsafePointer<UInt8>, _ jpeg: [UInt8], _ size: CaptureDevice.Dimensions, bgra: Bool
+    )
+        -> String?
+    {
+        guard let handle = tjInitDecompress() else { return "tjInitDecompress failed" }
+        defer { tjDestroy(handle) }
+        let (w, h) = (size.width, size.height)
+        var reference = [UInt8](repeating: 0, count: bgra ? w * h * 3 : w * h * 2)
+        let status = jpeg.withUnsafeBufferPointer { bytes in
+            reference.withUnsafeMutableBufferPointer { out -> Int32 in
+                if bgra {
+                    return tjDecompress2(
+                        handle, bytes.baseAddress, UInt(bytes.count), out.baseAddress, Int32(w), Int32(w * 3), Int32(h),
+                        Int32(TJPF_BGR.rawValue), TJFLAG_ACCURATEDCT)
+                }
+                let base = out.baseAddress!
+                var planes: [UnsafeMutablePointer<UInt8>?] = [base, base + w * h, base + w * h + w / 2 * h]
+                var strides: [Int32] = [Int32(w), Int32(w / 2), Int32(w / 2)]
+                return tjDecompressToYUVPlanes(
+                    handle, bytes.baseAddress, UInt(bytes.count), &planes, Int32(w), &strides, Int32(h),
+                    TJFLAG_ACCURATEDCT)
+            }
+        }
+        guard status == 0 else { return "TurboJPEG could not decode the reference frame" }
+        var worst = 0
+        func compare(_ a: UInt8, _ b: UInt8) { worst = max(worst, abs(Int(a) - Int(b))) }
+        if bgra {
+            for index in 0..<(w * h * 3) { compare(output[index], reference[index]) }
+        } else {
+            for index in 0..<(w * h) { compare(output[index], reference[index]) }
+            for plane in 0..<2 {
+                let source = w * h + plane * (w / 2) * h
+                let destination = w * h + plane * (w / 2) * (h / 2)
+                for y in 0..<(h / 2) {
+                    for x in 0..<(w / 2) {
+                        compare(output[destination + y * (w / 2) + x], reference[source + (2 * y + 1) * (w / 2) + x])
+                    }
+                }
+            }
+        }
+        return worst <= 3 ? nil : "libv4lconvert's picture differs from TurboJPEG's by up to \(worst)"
     }
 }
 

@@ -12,12 +12,17 @@ func format(_ value: Int?) -> String { value.map(String.init) ?? "–" }
 struct ReportTable: Sendable {
     var group: String
     var columns: [(header: String, alignRight: Bool, value: @Sendable (BenchmarkResult) -> String)]
+    /// For a table that prints one line per case with its contenders side by side (``mjpeg``):
+    /// the cells of each line, in `columns`' order, from the group's results; `columns` then give
+    /// the headers and alignment only.
+    var pivot: (@Sendable ([BenchmarkResult]) -> [[String]])? = nil
 
     func render(_ rows: [BenchmarkResult]) -> [String] {
         guard !rows.isEmpty else { return [] }
         var lines = ["| " + columns.map(\.header).joined(separator: " | ") + " |"]
         lines.append("|" + columns.map { $0.alignRight ? "---:" : "---" }.joined(separator: "|") + "|")
-        for row in rows { lines.append("| " + columns.map { $0.value(row) }.joined(separator: " | ") + " |") }
+        let cells = pivot?(rows) ?? rows.map { row in columns.map { $0.value(row) } }
+        for line in cells { lines.append("| " + line.joined(separator: " | ") + " |") }
         return lines
     }
 
@@ -105,6 +110,56 @@ struct ReportTable: Sendable {
             ("×filter-only", true, { format($0.ratioToPeerFilterOnly, 2) }),
         ])
 
+    /// MJPEG decoding: one line per size and format with every contender's median fps and CPU-ms
+    /// per frame; ratios of Viewfinder's CPU per delivered frame over the TurboJPEG floor's, of two
+    /// lanes' fps over one core's, and of libv4lconvert's CPU per frame over Viewfinder's.
+    static let mjpeg = ReportTable(
+        group: "mjpeg",
+        columns: [
+            "frames", "→ format", "Viewfinder 1 core fps", "CPU-ms", "Viewfinder 2 lanes fps", "CPU-ms",
+            "2 lanes CPU/wall", "2 lanes ×1 core (fps)", "TurboJPEG floor fps", "CPU-ms", "Viewfinder CPU ×floor",
+            "ffmpeg -threads 1 fps", "CPU-ms", "ffmpeg -threads 2 fps", "libv4lconvert fps", "CPU-ms",
+            "libv4lconvert CPU ×Viewfinder", "libv4lconvert emulates",
+        ].enumerated().map { index, header in (header, index >= 2 && index != 17, { _ in "" }) },
+        pivot: { results in
+            var cases: [String] = []
+            for result in results {
+                let name = result.name.split(separator: "/").prefix(2).joined(separator: "/")
+                if !cases.contains(name) { cases.append(name) }
+            }
+            return cases.map { name in
+                let rows = results.filter { $0.name.hasPrefix(name + "/") }
+                func row(_ engine: String) -> BenchmarkResult? {
+                    rows.first { ($0.engine ?? "").hasPrefix(engine) && $0.fpsMedian > 0 }
+                }
+                let (one, two, floor) = (row("viewfinder 1 core"), row("viewfinder 2 lanes"), row("turbojpeg"))
+                let (ffmpeg1, ffmpeg2, v4l) = (row("ffmpeg -threads 1"), row("ffmpeg -threads 2"), row("libv4lconvert"))
+                func ratio(_ a: Double?, _ b: Double?) -> String {
+                    guard let a, let b, b > 0 else { return "–" }
+                    return format(a / b, 2)
+                }
+                let first = rows.first
+                let emulated: String
+                if let v4l {
+                    emulated = (v4l.engine ?? "").components(separatedBy: "→ ").last ?? "–"
+                } else {
+                    // Not run: its row's note says why.
+                    let note = rows.first { ($0.engine ?? "").hasPrefix("libv4lconvert") }?.note ?? ""
+                    emulated = note.components(separatedBy: "; ").last { $0.hasPrefix("not run") } ?? "not run"
+                }
+                return [
+                    "\(first.map { "\($0.width)x\($0.height)" } ?? "–") \(first?.note?.components(separatedBy: ";").first ?? "")",
+                    first?.pixelFormat ?? "–", format(one?.fpsMedian), format(one?.cpuMsPerFrame, 2),
+                    format(two?.fpsMedian), format(two?.cpuMsPerFrame, 2), format(two?.cpuPerWall, 2),
+                    ratio(two?.fpsMedian, one?.fpsMedian),
+                    format(floor?.fpsMedian), format(floor?.cpuMsPerFrame, 2),
+                    ratio(one?.cpuMsPerFrame, floor?.cpuMsPerFrame), format(ffmpeg1?.fpsMedian),
+                    format(ffmpeg1?.cpuMsPerFrame, 2), format(ffmpeg2?.fpsMedian), format(v4l?.fpsMedian),
+                    format(v4l?.cpuMsPerFrame, 2), ratio(v4l?.cpuMsPerFrame, one?.cpuMsPerFrame), emulated,
+                ]
+            }
+        })
+
     static let generic = ReportTable(
         group: "",
         columns: [
@@ -115,7 +170,7 @@ struct ReportTable: Sendable {
         ])
 
     /// The tables, in print order. Add one here for a new group.
-    static let all: [ReportTable] = [conversion, pipeline, paced, processor]
+    static let all: [ReportTable] = [conversion, pipeline, paced, processor, mjpeg]
 
     /// Every result, one table per group (in ``all``'s order, then the others' in the generic table).
     static func markdown(_ results: [BenchmarkResult]) -> String {
