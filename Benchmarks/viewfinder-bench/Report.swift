@@ -160,6 +160,36 @@ struct ReportTable: Sendable {
             }
         })
 
+    static let recording = ReportTable(
+        group: "recording",
+        columns: [
+            ("recording", false, { label($0) }), ("size", false, { "\($0.width)x\($0.height)" }),
+            ("engine", false, { $0.engine ?? "–" }), ("fps min", true, { format($0.fpsMin) }),
+            ("fps median", true, { format($0.fpsMedian) }), ("CPU ms/frame", true, { format($0.cpuMsPerFrame, 2) }),
+            (
+                "floor fps", true,
+                { "\(format($0.floor)) (\($0.engine == "passthrough" ? "write(2)" : "memcpy"))" }
+            ),
+            ("×floor", true, { format($0.ratioToFloor, 2) }),
+            ("peer", false, { r in r.peer.map { "`\($0)`" } ?? "–" }), ("peer fps", true, { format($0.peerFps) }),
+            ("×peer", true, { format($0.ratioToPeer, 2) }),
+            ("peer CPU ms/frame", true, { format($0.peerCpuMsPerFrame, 2) }), ("note", false, { $0.note ?? "" }),
+        ])
+
+    static let photo = ReportTable(
+        group: "photo",
+        columns: [
+            ("photo", false, { label($0) }), ("size", false, { "\($0.width)x\($0.height)" }),
+            ("format", false, { $0.pixelFormat ?? "–" }), ("fps min", true, { format($0.fpsMin) }),
+            ("fps median", true, { format($0.fpsMedian) }), ("µs/photo", true, { format($0.usPerFrame) }),
+            ("latency p50 µs", true, { format($0.latencyP50Us) }),
+            ("latency p99 µs", true, { format($0.latencyP99Us) }),
+            ("allocs/frame", true, { format($0.allocationsPerFrame, 2) }),
+            ("floor fps", true, { format($0.floor) }), ("×floor", true, { format($0.ratioToFloor, 2) }),
+            ("ffmpeg fps", true, { format($0.peerFps) }), ("×peer", true, { format($0.ratioToPeer, 2) }),
+            ("note", false, { $0.note ?? "" }),
+        ])
+
     static let generic = ReportTable(
         group: "",
         columns: [
@@ -170,7 +200,7 @@ struct ReportTable: Sendable {
         ])
 
     /// The tables, in print order. Add one here for a new group.
-    static let all: [ReportTable] = [conversion, pipeline, paced, processor, mjpeg]
+    static let all: [ReportTable] = [conversion, pipeline, paced, processor, mjpeg, recording, photo]
 
     /// Every result, one table per group (in ``all``'s order, then the others' in the generic table).
     static func markdown(_ results: [BenchmarkResult]) -> String {

@@ -185,6 +185,12 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         set { status.withLock { $0.minFreeDiskSpaceLimit = max(0, newValue) } }
     }
 
+    /// Hands `metadata` to the recording under way (if any) on the recording queue, after every
+    /// frame queued before it: its writer puts it in the file where the container allows.
+    func updateMetadataOfCurrentRecording(_ metadata: [String: String]) {
+        recordingQueue.async { [self] in current?.writer?.updateMetadata(metadata) }
+    }
+
     // MARK: Figures
 
     /// Counters since the session last started: frames captured while connected, recorded or

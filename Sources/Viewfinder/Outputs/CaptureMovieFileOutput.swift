@@ -44,13 +44,26 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         set { settings.withLock { $0.fragmentInterval = newValue.isNumeric && newValue > .zero ? newValue : .invalid } }
     }
 
-    /// Container metadata written with each file's header, by libavformat key: `title`,
-    /// `comment`, `artist`, `creation_time` (ISO 8601), `location` (ISO 6709, e.g.
-    /// `+48.8577+002.2950/`) … Unlike AVFoundation's, a change while recording applies from the
-    /// next recording (the header is already written).
+    /// Container metadata of each recording, by libavformat key: `title`, `comment`, `artist`,
+    /// `creation_time` (ISO 8601), `location` (ISO 6709, e.g. `+48.8577+002.2950/`) …
+    ///
+    /// Settable while recording, as AVFoundation's: the file being recorded gets the metadata as
+    /// it is when the recording stops, where the container allows —
+    /// - MOV and MP4 with ``movieFragmentInterval`` ``MediaTime/invalid``: always (the one index,
+    ///   written at stop, holds it);
+    /// - fragmented MOV and MP4 (the default): the header (initial `moov`, which holds the
+    ///   metadata) is rewritten in place at stop into 4 KiB reserved after it, so a change fits
+    ///   unless it adds more than about 4 KiB; if it does not fit, the file keeps the metadata it
+    ///   started with. (A process killed mid-recording leaves the start's metadata.)
+    /// - Matroska (`.mkv`) and streaming URLs: the metadata the recording started with (the muxer
+    ///   writes its tags with the header and never rewrites them); a change applies from the next
+    ///   recording.
     public var metadata: [String: String] {
         get { settings.withLock { $0.metadata } }
-        set { settings.withLock { $0.metadata = newValue } }
+        set {
+            settings.withLock { $0.metadata = newValue }
+            updateMetadataOfCurrentRecording(newValue)
+        }
     }
 
     /// The codecs ``setOutputSettings(_:for:)`` accepts now: H.264 and HEVC where this FFmpeg

@@ -5,8 +5,9 @@ import Foundation
 
 /// Reads the video stream of any file libavformat opens (`.y4m`, `.mp4`, `.mov`, `.mkv`,
 /// Motion-JPEG `.avi`, …): frames decoded into pixel buffers (NV12, I420 or BGRA, converted by
-/// libswscale) with their presentation times, or the stream's packets as they are stored (to
-/// check a Motion-JPEG passthrough, or to replay JPEG frames without decoding).
+/// libswscale) with their presentation times — or, for a Motion-JPEG stream read as
+/// ``PixelFormat/mjpeg``, its JPEG frames as they are stored, undecoded — or the stream's packets
+/// (to check a Motion-JPEG passthrough).
 ///
 /// Use either ``nextFrame()`` or ``nextPacket()`` on one reader, not both; ``rewind()`` starts
 /// over (for looping replay).
@@ -53,24 +54,34 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
     private var packet: UnsafeMutablePointer<AVPacket>?
     private let streamIndex: Int32
     private let timeBase: AVRational
-    private let pool: PixelBufferPool
+    private let pool: PixelBufferPool?
+    /// Motion-JPEG frames handed out and still alive (``PixelFormat/mjpeg`` output), so at most
+    /// `poolCapacity` are out at once, as with decoded frames.
+    private var jpegFramesOut: [WeakPixelBuffer] = []
+    private let poolCapacity: Int
     private var scaler: OpaquePointer?
     private var scalerSource: (format: Int32, width: Int32, height: Int32, fullRange: Bool)?
     private var endOfFile = false
 
     /// Opens `url` and its best video stream, decoding into `outputPixelFormat` (NV12 either
-    /// range, I420 or BGRA) through a pool of `poolCapacity` buffers.
+    /// range, I420 or BGRA) through a pool of `poolCapacity` buffers; ``PixelFormat/mjpeg`` (for a
+    /// Motion-JPEG stream only) hands out its JPEG frames undecoded, at most `poolCapacity` alive
+    /// at once.
     ///
     /// Throws ``CaptureError/Code/ioError`` when the file cannot be opened or parsed,
-    /// ``CaptureError/Code/unsupportedFormat`` when it has no video stream or no decoder for it.
+    /// ``CaptureError/Code/unsupportedFormat`` when it has no video stream or no decoder for it,
+    /// ``CaptureError/Code/unsupportedPixelFormat`` for another output format, or Motion-JPEG
+    /// output from a stream of another codec.
     package init(url: URL, outputPixelFormat: PixelFormat = .nv12VideoRange, poolCapacity: Int = 4)
         throws(CaptureError)
     {
-        guard [.nv12VideoRange, .nv12FullRange, .i420, .bgra].contains(outputPixelFormat) else {
+        guard [.nv12VideoRange, .nv12FullRange, .i420, .bgra, .mjpeg].contains(outputPixelFormat) else {
             throw CaptureError(
                 .unsupportedPixelFormat,
-                "a movie reader decodes into NV12, I420 or BGRA, not \(outputPixelFormat.name)")
+                "a movie reader decodes into NV12, I420 or BGRA (or hands out Motion-JPEG as it is), not \(outputPixelFormat.name)"
+            )
         }
+        self.poolCapacity = max(1, poolCapacity)
         FFmpegLog.quiet
         self.url = url
         self.outputPixelFormat = outputPixelFormat
@@ -108,12 +119,22 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
             frameRate: rate.num > 0 && rate.den > 0 ? Double(rate.num) / Double(rate.den) : nil,
             duration: duration,
             declaredFrameCount: stream.pointee.nb_frames > 0 ? Int(stream.pointee.nb_frames) : nil)
-        do {
-            pool = try PixelBufferPool(
-                pixelFormat: outputPixelFormat, width: video.width, height: video.height, capacity: poolCapacity)
-        } catch {
-            avformat_close_input(&self.format)
-            throw error
+        if outputPixelFormat == .mjpeg {
+            guard parameters.pointee.codec_id == AV_CODEC_ID_MJPEG else {
+                avformat_close_input(&self.format)
+                throw CaptureError(
+                    .unsupportedPixelFormat,
+                    "\(target) holds \(video.codecName), not Motion-JPEG: read it as NV12, I420 or BGRA")
+            }
+            pool = nil
+        } else {
+            do {
+                pool = try PixelBufferPool(
+                    pixelFormat: outputPixelFormat, width: video.width, height: video.height, capacity: poolCapacity)
+            } catch {
+                avformat_close_input(&self.format)
+                throw error
+            }
         }
         decoder = avcodec_alloc_context3(codec)
         frame = av_frame_alloc()
@@ -142,6 +163,7 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
     /// Throws ``CaptureError/Code/outOfBuffers`` while every buffer of the pool is held (the
     /// frame is not lost: the next call returns it).
     package func nextFrame() throws(CaptureError) -> (buffer: PixelBuffer, presentationTime: MediaTime)? {
+        guard let pool else { return try nextJPEGFrame() }
         guard let decoder, let frame, let packet, let format else { return nil }
         guard let buffer = pool.makePixelBuffer() else {
             throw CaptureError(
@@ -202,15 +224,44 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
         }
     }
 
+    /// The next Motion-JPEG frame as stored, in a buffer of its own (``PixelFormat/mjpeg`` output).
+    private func nextJPEGFrame() throws(CaptureError) -> (buffer: PixelBuffer, presentationTime: MediaTime)? {
+        guard let packet, let format, !endOfFile else { return nil }
+        jpegFramesOut.removeAll { $0.buffer == nil }
+        guard jpegFramesOut.count < poolCapacity else {
+            throw CaptureError(
+                .outOfBuffers, "all \(poolCapacity) Motion-JPEG frames of \(url.lastPathComponent) are still held")
+        }
+        while true {
+            let read = av_read_frame(format, packet)
+            if read == vf_averror_eof() {
+                endOfFile = true
+                return nil
+            }
+            guard read >= 0 else { throw Self.error(read, .ioError, "reading \(url.lastPathComponent) failed") }
+            defer { av_packet_unref(packet) }
+            guard packet.pointee.stream_index == streamIndex, packet.pointee.size > 0, let data = packet.pointee.data
+            else { continue }
+            let pts = packet.pointee.pts != vf_nopts_value() ? packet.pointee.pts : packet.pointee.dts
+            let time =
+                pts == vf_nopts_value()
+                ? MediaTime.invalid : MediaTime(value: pts * Int64(timeBase.num), timescale: timeBase.den)
+            let bytes = Data(bytesNoCopy: data, count: Int(packet.pointee.size), deallocator: .none)
+            let buffer = JPEGBytes.pixelBuffer(holding: bytes, width: video.width, height: video.height)
+            jpegFramesOut.append(WeakPixelBuffer(buffer))
+            return (buffer, time)
+        }
+    }
+
     /// Starts over from the first frame.
     package func rewind() throws(CaptureError) {
-        guard let format, let decoder else { return }
+        guard let format else { return }
         let status = av_seek_frame(format, streamIndex, Int64.min, AVSEEK_FLAG_BACKWARD)
         if status < 0 {
             let fallback = avformat_seek_file(format, -1, Int64.min, 0, 0, 0)
             guard fallback >= 0 else { throw Self.error(fallback, .ioError, "cannot rewind \(url.lastPathComponent)") }
         }
-        avcodec_flush_buffers(decoder)
+        if let decoder { avcodec_flush_buffers(decoder) }
         endOfFile = false
     }
 
@@ -254,4 +305,10 @@ package final class MovieFileReader: @unchecked Sendable {  // unchecked: confin
         let errno = vf_avunerror(status)
         return CaptureError(code, "\(what): \(text)", errno: errno > 0 && errno < 4096 ? errno : nil)
     }
+}
+
+/// A pixel buffer handed out, without keeping it alive.
+private struct WeakPixelBuffer {
+    weak var buffer: PixelBuffer?
+    init(_ buffer: PixelBuffer) { self.buffer = buffer }
 }

@@ -56,6 +56,13 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
     /// The end of the latest packet written, in seconds since the origin, as a MediaTime.
     private var writtenEnd = MediaTime.zero
     private var trailerWritten = false
+    /// The container metadata: what the header is written with, and what later updates set.
+    private var metadata: [String: String]
+    /// Whether the metadata changed after the header was written.
+    private var metadataChangedWhileWriting = false
+    /// A fragmented local file: the bytes of its header (`ftyp` + the initial `moov`) and of the
+    /// `free` box reserved after it, where a header with changed metadata is rewritten at the end.
+    private var rewritableHeader: (headerBytes: Int64, reservedBytes: Int64)?
 
     /// Video packets handed to the muxer so far.
     package private(set) var videoFramesWritten = 0
@@ -79,6 +86,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         self.url = url
         self.container = container
         self.options = options
+        self.metadata = options.metadata
         if options.fragmentInterval.isValid, options.fragmentInterval <= .zero {
             throw RecordingError(
                 .invalidArgument,
@@ -96,7 +104,8 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         FFmpegLog.quiet
 
         if url.isFileURL {
-            let descriptor = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            // Read and write: a fragmented file's header is read back before it is rewritten.
+            let descriptor = open(url.path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             guard descriptor >= 0 else {
                 let code = errno
                 release()
@@ -252,6 +261,120 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         }
     }
 
+    // MARK: Metadata
+
+    /// Replaces the container metadata (keys as in ``MovieWriterOptions/metadata``). Before the
+    /// first sample it is what the header gets. Once writing, it reaches the file where the
+    /// container allows (``metadataUpdatesReachFile``): an unfragmented MOV or MP4 writes it into
+    /// the index at ``finish()``; a fragmented local MOV or MP4 file gets its header (`ftyp` +
+    /// initial `moov`) rewritten at ``finish()`` into the space reserved after it
+    /// (``MovieWriterOptions/metadataReserveBytes``), if the new header fits. Matroska and
+    /// streams keep what the header was written with. ``metadataInFile`` says what the file holds.
+    package func updateMetadata(_ metadata: [String: String]) {
+        guard case .configuring = state else {
+            guard isWriting, metadata != self.metadata else { return }
+            self.metadata = metadata
+            metadataChangedWhileWriting = true
+            if let context { Self.setMetadata(metadata, on: context) }
+            return
+        }
+        self.metadata = metadata
+    }
+
+    /// Whether a metadata change now would reach the file (see ``updateMetadata(_:)``; a
+    /// fragmented file's still depends on the new header fitting its reserve).
+    package var metadataUpdatesReachFile: Bool {
+        switch state {
+        case .configuring: return true
+        case .writing:
+            if container.supportsFragments, !options.fragmentInterval.isValid { return true }
+            return rewritableHeader != nil
+        default: return false
+        }
+    }
+
+    /// The container metadata the file holds (once finished), or will hold if finished now.
+    package private(set) var metadataInFile: [String: String] = [:]
+
+    private static func setMetadata(_ metadata: [String: String], on context: UnsafeMutablePointer<AVFormatContext>) {
+        av_dict_free(&context.pointee.metadata)
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) {
+            av_dict_set(&context.pointee.metadata, key, value, 0)
+        }
+    }
+
+    /// The muxer options of this writer's container and fragment interval.
+    private func muxerOptions() -> OpaquePointer? {
+        var dictionary: OpaquePointer?
+        if container.supportsFragments, options.fragmentInterval.isValid {
+            // Crash-safe: an empty moov, then self-contained fragments cut by duration. Never
+            // frag_keyframe (an all-keyframe MJPEG stream would make every frame a fragment) and
+            // never faststart (it rewrites the file at the end).
+            av_dict_set(&dictionary, "movflags", "empty_moov+default_base_moof", 0)
+            let micros = max(1, options.fragmentInterval.nanoseconds / 1000)
+            av_dict_set(&dictionary, "frag_duration", String(micros), 0)
+        }
+        if container == .matroska, options.fragmentInterval.isValid {
+            let millis = max(1, options.fragmentInterval.nanoseconds / 1_000_000)
+            av_dict_set(&dictionary, "cluster_time_limit", String(millis), 0)
+        }
+        return dictionary
+    }
+
+    /// After the trailer of a fragmented local file whose metadata changed while writing: writes
+    /// the header libavformat makes for the same streams with the current metadata over the old
+    /// header and its reserve (the rest of the reserve stays a `free` box), in one write. Returns
+    /// whether it did; leaves the file as it was when the new header does not fit or differs from
+    /// the old in more than its `moov` (a file type of its own).
+    private func rewriteFragmentedHeader() -> Bool {
+        guard let reserve = rewritableHeader, fileDescriptor >= 0, let context, let io = context.pointee.pb else {
+            return false
+        }
+        avio_flush(io)
+        guard vf_avio_error(io) >= 0 else { return false }
+        var fresh: UnsafeMutablePointer<AVFormatContext>?
+        guard avformat_alloc_output_context2(&fresh, nil, container.formatName, nil) >= 0, let fresh else {
+            return false
+        }
+        defer { avformat_free_context(fresh) }
+        for index in 0..<Int(context.pointee.nb_streams) {
+            guard let old = context.pointee.streams[index], let stream = avformat_new_stream(fresh, nil),
+                avcodec_parameters_copy(stream.pointee.codecpar, old.pointee.codecpar) >= 0
+            else { return false }
+            stream.pointee.time_base = old.pointee.time_base
+            stream.pointee.avg_frame_rate = old.pointee.avg_frame_rate
+            stream.pointee.disposition = old.pointee.disposition
+            av_dict_copy(&stream.pointee.metadata, old.pointee.metadata, 0)
+        }
+        Self.setMetadata(metadata, on: fresh)
+        var dynamic: UnsafeMutablePointer<AVIOContext>?
+        guard avio_open_dyn_buf(&dynamic) >= 0, let dynamic else { return false }
+        fresh.pointee.pb = dynamic
+        var dictionary = muxerOptions()
+        let status = avformat_write_header(fresh, &dictionary)
+        av_dict_free(&dictionary)
+        var bytes: UnsafeMutablePointer<UInt8>?
+        let count = Int64(avio_close_dyn_buf(dynamic, &bytes))
+        fresh.pointee.pb = nil
+        defer { av_free(bytes) }
+        let room = reserve.headerBytes + reserve.reservedBytes
+        guard status >= 0, let bytes, count > 8, count == room || count + 8 <= room else { return false }
+        // The file type box must be the one already in the file.
+        let typeSize = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
+        guard typeSize >= 8, typeSize < count else { return false }
+        var present = [UInt8](repeating: 0, count: typeSize)
+        guard pread(fileDescriptor, &present, typeSize, 0) == typeSize,
+            present.elementsEqual(UnsafeBufferPointer(start: bytes, count: typeSize))
+        else { return false }
+        var header = [UInt8](UnsafeBufferPointer(start: bytes, count: Int(count)))
+        let leftover = room - count
+        if leftover > 0 {
+            header += [UInt8(leftover >> 24 & 0xFF), UInt8(leftover >> 16 & 0xFF), UInt8(leftover >> 8 & 0xFF)]
+            header += [UInt8(leftover & 0xFF)] + Array("free".utf8)
+        }
+        return pwrite(fileDescriptor, header, header.count, 0) == header.count
+    }
+
     // MARK: Finishing
 
     /// Drains the encoders, writes the trailer (the final index), fsyncs and closes the file:
@@ -288,6 +411,13 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
             let status = av_write_trailer(context)
             if status < 0 { throw ioFailure(status, "writing the movie's trailer") }
             trailerWritten = true
+            if metadataChangedWhileWriting {
+                if container.supportsFragments, !options.fragmentInterval.isValid {
+                    metadataInFile = metadata  // the one index, written just now, holds it
+                } else if rewriteFragmentedHeader() {
+                    metadataInFile = metadata
+                }
+            }
             if let error = closeDestination(sync: options.synchronizesOnFinish) { throw error }
         } catch {
             _ = fail(error)
@@ -394,23 +524,9 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
     private func writeHeaderIfNeeded() throws(RecordingError) {
         guard case .configuring = state else { return }
         guard let context else { throw RecordingError(.invalidState, "the writer is closed") }
-        var dictionary: OpaquePointer?
+        var dictionary = muxerOptions()
         defer { av_dict_free(&dictionary) }
-        if container.supportsFragments, options.fragmentInterval.isValid {
-            // Crash-safe: an empty moov, then self-contained fragments cut by duration. Never
-            // frag_keyframe (an all-keyframe MJPEG stream would make every frame a fragment) and
-            // never faststart (it rewrites the file at the end).
-            av_dict_set(&dictionary, "movflags", "empty_moov+default_base_moof", 0)
-            let micros = max(1, options.fragmentInterval.nanoseconds / 1000)
-            av_dict_set(&dictionary, "frag_duration", String(micros), 0)
-        }
-        if container == .matroska, options.fragmentInterval.isValid {
-            let millis = max(1, options.fragmentInterval.nanoseconds / 1_000_000)
-            av_dict_set(&dictionary, "cluster_time_limit", String(millis), 0)
-        }
-        for (key, value) in options.metadata.sorted(by: { $0.key < $1.key }) {
-            av_dict_set(&context.pointee.metadata, key, value, 0)
-        }
+        Self.setMetadata(metadata, on: context)
         if !url.isFileURL, context.pointee.oformat.pointee.flags & AVFMT_NOFILE == 0 {
             var io: UnsafeMutablePointer<AVIOContext>?
             let status = avio_open2(&io, url.absoluteString, AVIO_FLAG_WRITE, nil, nil)
@@ -424,6 +540,24 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
             throw fail(ioFailure(status, "writing the movie's header to \(url.absoluteString)"))
         }
         state = .writing
+        metadataInFile = metadata
+        let reserve = Int64(options.metadataReserveBytes)
+        if container.supportsFragments, options.fragmentInterval.isValid, sink != nil, reserve >= 8,
+            reserve <= Int64(UInt32.max), let io = context.pointee.pb
+        {
+            // Room for a header with changed metadata, rewritten at the end: a `free` box between
+            // the initial moov and the first fragment (fragments address their data relative to
+            // their own moof, so nothing points across it).
+            let headerBytes = avio_tell(io)
+            var box = [UInt8](repeating: 0, count: Int(reserve))
+            box[0] = UInt8(reserve >> 24 & 0xFF)
+            box[1] = UInt8(reserve >> 16 & 0xFF)
+            box[2] = UInt8(reserve >> 8 & 0xFF)
+            box[3] = UInt8(reserve & 0xFF)
+            box.replaceSubrange(4..<8, with: Array("free".utf8))
+            avio_write(io, box, Int32(box.count))
+            rewritableHeader = (headerBytes, reserve)
+        }
     }
 
     private func writePassthrough(

@@ -113,8 +113,13 @@ package struct MovieWriterOptions: Sendable, Hashable {
     /// The time that becomes 0 in the file; `nil` takes the first appended sample's time.
     package var startTime: MediaTime? = nil
     /// Container metadata (`title`, `comment`, `creation_time` in ISO 8601, `location` in
-    /// ISO 6709 such as `+48.8577+002.2950/`, …), written with the header.
+    /// ISO 6709 such as `+48.8577+002.2950/`, …), written with the header; see
+    /// ``MovieFileWriter/updateMetadata(_:)`` for changes while writing.
     package var metadata: [String: String] = [:]
+    /// Bytes reserved (a `free` box) after the header of a fragmented MOV or MP4 file, so a header
+    /// with metadata changed while recording can be rewritten in place at the end. Default 4096
+    /// (a few hundred bytes of metadata more than at the start); 0 for none.
+    package var metadataReserveBytes: Int = 4096
     /// For tests: a local file's writes fail with ENOSPC once it would grow past this many bytes,
     /// like a disk that fills up. `nil`: no limit.
     package var failAfterBytes: Int64? = nil
