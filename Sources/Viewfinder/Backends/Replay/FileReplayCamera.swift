@@ -15,7 +15,8 @@ extension CaptureDevice {
         /// Whether to start over at the end (timestamps keep increasing); otherwise the camera
         /// stops producing at the end of the file.
         public var loops: Bool
-        /// The pixel format frames are decoded into: NV12 (either range), I420 or BGRA.
+        /// The pixel format frames are decoded into: NV12 (either range), I420 or BGRA; or `.mjpeg` for a
+        /// Motion-JPEG file, whose frames then come as they are stored (no decode), as from an MJPEG webcam.
         public var pixelFormat: PixelFormat
         /// The camera's name; `nil` for "Replay of <file name>".
         public var name: String?
