@@ -69,6 +69,28 @@ enum RecordingBenchmarks {
             + Double(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6
     }
 
+    /// Starts `session`, records into `url` until `frames` frames are in (polling every `poll` µs,
+    /// at most 120 s), stops and waits for the file to finish: wall seconds and process CPU
+    /// seconds from the start of the recording to its finish.
+    static func record(
+        session: CaptureSession, movie: CaptureMovieFileOutput, to url: URL, frames: Int, poll: UInt32
+    ) throws -> (seconds: Double, cpu: Double) {
+        let finish = Finish()
+        session.startRunning()
+        guard session.isRunning else { throw Failure(description: "the replay session did not start") }
+        let cpu0 = cpuSeconds(RUSAGE_SELF.rawValue)
+        let t0 = Measure.now()
+        movie.startRecording(to: url, recordingDelegate: finish)
+        while movie.recordedFrameCount < frames, Measure.now() - t0 < 120 { usleep(poll) }
+        movie.stopRecording()
+        _ = finish.done.wait(timeout: .now() + 60)
+        let seconds = Measure.now() - t0
+        let cpu = cpuSeconds(RUSAGE_SELF.rawValue) - cpu0
+        session.stopRunning()
+        if let error = finish.error.withLock({ $0 }) { throw Failure(description: "recording failed: \(error)") }
+        return (seconds, cpu)
+    }
+
     static func measure(_ size: CaptureDevice.Dimensions, _ settings: MeasureSettings) throws -> BenchmarkResult {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
             "viewfinder-bench-recording-\(getpid())-\(size)", isDirectory: true)
@@ -91,20 +113,8 @@ enum RecordingBenchmarks {
         let data = CaptureVideoDataOutput()
         data.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "bench.recording.frames"))
         try session.tryAddOutput(data)
-        let finish = Finish()
         let url = folder.appendingPathComponent("ours.mp4")
-        session.startRunning()
-        guard session.isRunning else { throw Failure(description: "the replay session did not start") }
-        let cpu0 = cpuSeconds(RUSAGE_SELF.rawValue)
-        let t0 = Measure.now()
-        movie.startRecording(to: url, recordingDelegate: finish)
-        while movie.recordedFrameCount < frames, Measure.now() - t0 < 120 { usleep(2_000) }
-        movie.stopRecording()
-        _ = finish.done.wait(timeout: .now() + 60)
-        let seconds = Measure.now() - t0
-        let cpu = cpuSeconds(RUSAGE_SELF.rawValue) - cpu0
-        session.stopRunning()
-        if let error = finish.error.withLock({ $0 }) { throw Failure(description: "recording failed: \(error)") }
+        let (seconds, cpu) = try record(session: session, movie: movie, to: url, frames: frames, poll: 2_000)
         let recorded = movie.recordedFrameCount
         let statistics = movie.statistics
         let ours = Double(recorded) / seconds
@@ -252,19 +262,7 @@ enum RecordingBenchmarks {
         return Contender(name: "viewfinder") { frames in
             let url = nextFile()
             defer { try? FileManager.default.removeItem(at: url) }
-            let finish = Finish()
-            session.startRunning()
-            guard session.isRunning else { throw Failure(description: "the replay session did not start") }
-            let cpu0 = cpuSeconds(RUSAGE_SELF.rawValue)
-            let t0 = Measure.now()
-            movie.startRecording(to: url, recordingDelegate: finish)
-            while movie.recordedFrameCount < frames, Measure.now() - t0 < 120 { usleep(1_000) }
-            movie.stopRecording()
-            _ = finish.done.wait(timeout: .now() + 60)
-            let seconds = Measure.now() - t0
-            let cpu = cpuSeconds(RUSAGE_SELF.rawValue) - cpu0
-            session.stopRunning()
-            if let error = finish.error.withLock({ $0 }) { throw Failure(description: "recording failed: \(error)") }
+            let (seconds, cpu) = try record(session: session, movie: movie, to: url, frames: frames, poll: 1_000)
             dropped.count += movie.statistics.dropped
             return (movie.recordedFrameCount, seconds, cpu)
         }

@@ -32,11 +32,11 @@ public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel m
     }
 
     /// Width in pixels.
-    public private(set) var width: Int
+    public var width: Int { layout.width }
     /// Height in pixels.
-    public private(set) var height: Int
+    public var height: Int { layout.height }
     /// The layout of the pixels.
-    public private(set) var pixelFormat: PixelFormat
+    public var pixelFormat: PixelFormat { layout.pixelFormat }
     /// The bytes of valid data (for compressed formats the size of this frame; otherwise the
     /// whole image).
     public private(set) var dataSize: Int
@@ -55,9 +55,6 @@ public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel m
         memory: UnsafeMutableRawPointer, layout: PlaneLayout, dataSize: Int? = nil,
         owner: PixelMemoryOwner?, slot: Int
     ) {
-        self.width = layout.width
-        self.height = layout.height
-        self.pixelFormat = layout.pixelFormat
         self.base = memory
         self.layout = layout
         self.dataSize = dataSize ?? layout.totalBytes
@@ -76,9 +73,6 @@ public final class PixelBuffer: @unchecked Sendable {  // unchecked: raw pixel m
         let buffer: PixelBuffer
         if let spare = spares.take() {
             // The spare's only reference is ours: rebinding it is invisible to anyone.
-            spare.width = layout.width
-            spare.height = layout.height
-            spare.pixelFormat = layout.pixelFormat
             spare.base = memory
             spare.layout = layout
             spare.dataSize = dataSize ?? layout.totalBytes

@@ -23,24 +23,24 @@ public final class SampleBuffer: @unchecked Sendable {
         case none
     }
 
-    private(set) var media: Media
+    private(set) var media: Media = .none
     /// When the camera captured the frame (start of exposure, or the driver's timestamp), on the
     /// device's clock (monotonic for real cameras).
-    public private(set) var presentationTimeStamp: MediaTime
+    public private(set) var presentationTimeStamp = MediaTime.invalid
     /// How long the sample lasts: for video, the device's frame interval.
-    public private(set) var duration: MediaTime
+    public private(set) var duration = MediaTime.invalid
     /// The camera's frame counter; consecutive frames differ by one, gaps mean lost frames.
-    public private(set) var sequenceNumber: UInt64
+    public private(set) var sequenceNumber: UInt64 = 0
     /// Why the frame was dropped, for buffers passed to `captureOutput(_:didDrop:from:)`.
-    public private(set) var droppedFrameReason: DroppedFrameReason?
+    public private(set) var droppedFrameReason: DroppedFrameReason? = nil
     /// For dropped-sample buffers: how many samples the report stands for (more than one for a
     /// device gap, or when drops come faster than the delegate can hear of them); 0 otherwise.
-    public private(set) var droppedFrameCount: Int
+    public private(set) var droppedFrameCount = 0
     /// The media type of the sample (``MediaType/video`` for frames, ``MediaType/audio`` for PCM,
     /// and the same for their drop reports).
-    public private(set) var mediaType: MediaType
+    public private(set) var mediaType = MediaType.video
 
-    private let attachmentStore: Mutex<[AttachmentKey: any Sendable]>
+    private let attachmentStore = Mutex<[AttachmentKey: any Sendable]>([:])
     /// The output budget whose slot this frame holds, given back in `deinit` (or when recycled).
     private var budget: FrameBudget?
 
@@ -49,15 +49,10 @@ public final class SampleBuffer: @unchecked Sendable {
         sequenceNumber: UInt64, droppedFrameReason: DroppedFrameReason? = nil, droppedFrameCount: Int = 0,
         attachments: [AttachmentKey: any Sendable] = [:], budget: FrameBudget? = nil
     ) {
-        self.media = media
-        self.mediaType = mediaType
-        self.presentationTimeStamp = presentationTimeStamp
-        self.duration = duration
-        self.sequenceNumber = sequenceNumber
-        self.droppedFrameReason = droppedFrameReason
-        self.droppedFrameCount = droppedFrameCount
-        self.attachmentStore = Mutex(attachments)
-        self.budget = budget
+        reset(
+            media: media, mediaType: mediaType, presentationTimeStamp: presentationTimeStamp, duration: duration,
+            sequenceNumber: sequenceNumber, droppedFrameReason: droppedFrameReason,
+            droppedFrameCount: droppedFrameCount, attachments: attachments, budget: budget)
     }
 
     /// A video frame's buffer.
@@ -116,7 +111,7 @@ public final class SampleBuffer: @unchecked Sendable {
         return spare
     }
 
-    /// Refills an object nobody else holds.
+    /// Fills a new object, or refills one nobody else holds.
     private func reset(
         media: Media, mediaType: MediaType, presentationTimeStamp: MediaTime, duration: MediaTime,
         sequenceNumber: UInt64, droppedFrameReason: DroppedFrameReason?, droppedFrameCount: Int,
