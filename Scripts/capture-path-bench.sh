@@ -3,7 +3,8 @@
 # Viewfinder (viewfinder-bench capture) vs FFmpeg's v4l2 input vs GStreamer's v4l2src, CPU-ms per
 # delivered frame (user + system of the whole process; the slope between a short and a long run,
 # so start-up cancels), with the fake camera's own cost (Benchmarks/capture-path/stream_floor.c:
-# DQBUF/QBUF through libv4l2 and nothing else) beside.
+# DQBUF/QBUF through libv4l2 and nothing else) beside, and for MJPEG TurboJPEG's own decode cost
+# (Benchmarks/capture-path/turbojpeg_floor.c).
 # Writes a Markdown table to stdout (and to $CAPTURE_PATH_OUT when set). Needs root.
 #
 #   Scripts/capture-path-bench.sh [--quick]
@@ -20,8 +21,11 @@
 #   (v4l2-ctl needs the same), and answers VIDIOC_G_INPUT/S_INPUT/ENUMINPUT, which FFmpeg requires
 #   and the fake does not implement, with the one input of a UVC camera.
 #
-# MJPEG rows: set CAPTURE_PATH_MJPEG=1 once Viewfinder decodes MJPEG natively (the fake then also
-# serves JPEG frames; see the "mjpeg" cases below).
+# MJPEG rows: the fake camera also offers MJPG (as a UVC webcam offers YUYV and MJPEG), serving given
+# JPEG bytes ("frame MJPG" lines): webcam-like frames made once by Benchmarks/capture-path/make_jpeg.c
+# from ffmpeg's testsrc2 with per-pixel luma noise, 4:2:2, quality 85, about 1.2 bit/pixel (the
+# colour-bar pattern decodes 2.5x faster than real scenes and would flatter every decoder).
+# "MJPEG -> NV12" is full-range NV12 for all three (what JFIF frames decode to; no range mapping).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -54,18 +58,30 @@ if [ "$inner" -eq 0 ]; then
     mkdir -p "$work"
     cc -O2 -fPIC -shared -Wall -Wextra -o "$work/chardev_preload.so" Benchmarks/capture-path/chardev_preload.c -ldl
     cc -O2 -Wall -Wextra -o "$work/stream_floor" Benchmarks/capture-path/stream_floor.c -lv4l2
-    # The fake camera: YUYV at 1280x720 and 1920x1080, one frame each (ffmpeg's testsrc2).
-    fake="$work/fake-yuyv"
+    cc -O2 -Wall -Wextra -o "$work/make_jpeg" Benchmarks/capture-path/make_jpeg.c -lturbojpeg
+    cc -O2 -Wall -Wextra -o "$work/turbojpeg_floor" Benchmarks/capture-path/turbojpeg_floor.c -lturbojpeg
+    # The fake camera: YUYV and MJPEG at 1280x720 and 1920x1080, one frame each (ffmpeg's testsrc2;
+    # the JPEG frames with luma noise of strength 6 at 720p and 7 at 1080p, about 1.2 bit/pixel each).
+    fake="$work/fake-camera"
     if [ ! -f "$fake" ]; then
-        ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=1280x720 -frames:v 1 -pix_fmt yuyv422 \
-            -f rawvideo -y "$work/720.yuyv"
-        ffmpeg -nostdin -loglevel error -f lavfi -i testsrc2=size=1920x1080 -frames:v 1 -pix_fmt yuyv422 \
-            -f rawvideo -y "$work/1080.yuyv"
+        for size in "1280 720 6" "1920 1080 7"; do
+            read -r width height noise <<< "$size"
+            ffmpeg -nostdin -loglevel error -f lavfi -i "testsrc2=size=${width}x${height}" -frames:v 1 \
+                -pix_fmt yuyv422 -f rawvideo -y "$work/$height.yuyv"
+            ffmpeg -nostdin -loglevel error -f lavfi -i "testsrc2=size=${width}x${height}" -frames:v 1 \
+                -vf "format=yuvj422p,noise=c0s=$noise:c0_seed=1" -pix_fmt yuvj422p -f rawvideo -y "$work/$height.yuv422"
+            "$work/make_jpeg" "$work/$height.yuv422" "$width" "$height" 85 "$work/$height.jpg" > "$work/$height.bpp"
+        done
+        j720=$(stat -c %s "$work/720.jpg")
+        j1080=$(stat -c %s "$work/1080.jpg")
         {
             printf 'VIEWFINDER-FAKE-CAMERA 1\ncard Bench Camera\ndriver uvcvideo\nbus usb-bench\npaced 0\n'
             printf 'format YUYV 0 YUYV 4:2:2\nsize 1280 720\ninterval 1 30\nsize 1920 1080\ninterval 1 30\n'
-            printf 'frame YUYV 1280 720 0 1843200\nframe YUYV 1920 1080 1843200 4147200\ndata\n'
-            cat "$work/720.yuyv" "$work/1080.yuyv"
+            printf 'format MJPG 1 Motion-JPEG\nsize 1280 720\ninterval 1 30\nsize 1920 1080\ninterval 1 30\n'
+            printf 'frame YUYV 1280 720 0 1843200\nframe YUYV 1920 1080 1843200 4147200\n'
+            printf 'frame MJPG 1280 720 5990400 %s\nframe MJPG 1920 1080 %s %s\ndata\n' \
+                "$j720" "$((5990400 + j720))" "$j1080"
+            cat "$work/720.yuyv" "$work/1080.yuyv" "$work/720.jpg" "$work/1080.jpg"
         } > "$fake.tmp"
         mv "$fake.tmp" "$fake"
     fi
@@ -88,36 +104,44 @@ for node in null zero full random urandom tty; do
 done
 mkdir -p /dev/shm /dev/pts
 mount -t tmpfs tmpfs /dev/shm
-cp "$work/fake-yuyv" /dev/video0
+cp "$work/fake-camera" /dev/video0
 
 v4l2convert=$(dirname "$(Scripts/v4l2-plugin.sh dir)")/v4l2convert.so
 bench="$root/.build/release/viewfinder-bench"
 if [ "$quick" -eq 1 ]; then short=30; long=150; repeats=1; else short=100; long=1000; repeats=3; fi
 
-# The command for a tool, case and frame count (words on one line each).
+# The command for a tool, camera format (yuyv, mjpeg), case and frame count (words on one line).
 command_for() {
-    local tool=$1 conversion=$2 width=$3 height=$4 frames=$5
+    local tool=$1 source=$2 conversion=$3 width=$4 height=$5 frames=$6
     case "$tool" in
         viewfinder)
             local format=native
             [ "$conversion" = bgra ] && format=bgra
             [ "$conversion" = nv12 ] && format=nv12
-            echo "$bench capture --format $format --size ${width}x${height} --frames $frames"
+            [ "$conversion" = nv12 ] && [ "$source" = mjpeg ] && format=nv12-full
+            echo "$bench capture --camera-format $source --format $format --size ${width}x${height} --frames $frames"
             ;;
         ffmpeg)
-            local filter=""
+            local filter="" input=yuyv422
             [ "$conversion" = bgra ] && filter="-vf format=bgra"
             [ "$conversion" = nv12 ] && filter="-vf format=nv12"
-            echo "env LD_PRELOAD=$work/chardev_preload.so:$v4l2convert ffmpeg -nostdin -hide_banner -loglevel error -f v4l2 -input_format yuyv422 -video_size ${width}x${height} -i /dev/video0 -frames:v $frames -fps_mode passthrough $filter -f null -"
+            if [ "$source" = mjpeg ]; then
+                input=mjpeg
+                [ "$conversion" = nv12 ] && filter="-vf scale=out_range=full,format=nv12"
+            fi
+            echo "env LD_PRELOAD=$work/chardev_preload.so:$v4l2convert ffmpeg -nostdin -hide_banner -loglevel error -f v4l2 -input_format $input -video_size ${width}x${height} -i /dev/video0 -frames:v $frames -fps_mode passthrough $filter -f null -"
             ;;
         gstreamer)
-            local tail="fakesink"
+            local caps="video/x-raw,format=YUY2,width=$width,height=$height" tail="fakesink"
+            [ "$source" = mjpeg ] && caps="image/jpeg,width=$width,height=$height ! jpegdec"
             [ "$conversion" = bgra ] && tail="videoconvert ! video/x-raw,format=BGRA ! fakesink"
             [ "$conversion" = nv12 ] && tail="videoconvert ! video/x-raw,format=NV12 ! fakesink"
-            echo "env GST_V4L2_USE_LIBV4L2=1 LD_PRELOAD=$work/chardev_preload.so gst-launch-1.0 -q v4l2src device=/dev/video0 num-buffers=$frames ! video/x-raw,format=YUY2,width=$width,height=$height ! $tail"
+            echo "env GST_V4L2_USE_LIBV4L2=1 LD_PRELOAD=$work/chardev_preload.so gst-launch-1.0 -q v4l2src device=/dev/video0 num-buffers=$frames ! $caps ! $tail"
             ;;
         fake)
-            echo "$work/stream_floor /dev/video0 $width $height $frames"
+            local fourcc=YUYV
+            [ "$source" = mjpeg ] && fourcc=MJPG
+            echo "$work/stream_floor /dev/video0 $width $height $frames $fourcc"
             ;;
     esac
 }
@@ -141,45 +165,67 @@ PY
 }
 
 # CPU-ms per frame: the median over $repeats of (cpu(long) - cpu(short)) / (long - short).
+# Arguments: tool, camera format, case, width, height (or, for "turbojpeg", the JPEG file, planes|bgra).
 slope() {
-    local tool=$1 conversion=$2 width=$3 height=$4
+    local tool=$1
+    shift
     local values=()
     for _ in $(seq "$repeats"); do
         local a b
-        a=$(cpu_of "$(command_for "$tool" "$conversion" "$width" "$height" "$short")")
-        b=$(cpu_of "$(command_for "$tool" "$conversion" "$width" "$height" "$long")")
+        if [ "$tool" = turbojpeg ]; then
+            a=$(cpu_of "$work/turbojpeg_floor $1 $2 $short")
+            b=$(cpu_of "$work/turbojpeg_floor $1 $2 $long")
+        else
+            a=$(cpu_of "$(command_for "$tool" "$@" "$short")")
+            b=$(cpu_of "$(command_for "$tool" "$@" "$long")")
+        fi
         if [ "$a" = fail ] || [ "$b" = fail ]; then echo "fail"; return; fi
         values+=("$(python3 -c "print(($b - $a) * 1000 / ($long - $short))")")
     done
     python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "${values[@]}"
 }
 
-cases=("yuyv native" "yuyv bgra" "yuyv nv12")
-# MJPEG hook: once Viewfinder decodes MJPEG natively, add "mjpeg bgra" and "mjpeg nv12" cases
-# (a fake file with frame-jpeg lines, ffmpeg -input_format mjpeg, GStreamer image/jpeg ! jpegdec).
-[ "${CAPTURE_PATH_MJPEG:-0}" = 1 ] && echo "capture-path-bench: MJPEG rows are not wired yet" >&2
+ratio() {
+    python3 -c "import sys
+try: print(f'{float(sys.argv[1]) / float(sys.argv[2]):.{sys.argv[3]}f}×')
+except Exception: print('–')" "$1" "$2" "${3:-1}"
+}
+
+cases=("yuyv native" "yuyv bgra" "yuyv nv12" "mjpeg nv12" "mjpeg bgra")
 
 {
     echo "CPU-ms per delivered frame (user + system of the whole process; slope between $short and $long frames; median of $repeats)."
     echo "The fake camera is unpaced and copies each frame into the dequeued buffer (its own cost is the \"fake camera alone\" column)."
+    echo "MJPEG frames: testsrc2 with per-pixel luma noise, 4:2:2, quality 85, $(cat "$work/720.bpp") bit/pixel at 1280x720 and $(cat "$work/1080.bpp") at 1920x1080;"
+    echo "MJPEG → NV12 is full-range NV12 for all three. \"TurboJPEG alone\" decodes the same JPEG on one thread to planar 4:2:2 (NV12 rows) or BGRA."
     echo
-    echo "| camera → delivered | size | Viewfinder | FFmpeg (v4l2 + swscale) | GStreamer (v4l2src + videoconvert) | fake camera alone (libv4l2 DQBUF/QBUF) | FFmpeg ÷ Viewfinder | GStreamer ÷ Viewfinder |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|"
+    echo "| camera → delivered | size | Viewfinder | FFmpeg (v4l2 + decoder + swscale) | GStreamer (v4l2src + jpegdec + videoconvert) | fake camera alone (libv4l2 DQBUF/QBUF) | TurboJPEG alone | Viewfinder ÷ TurboJPEG | FFmpeg ÷ Viewfinder | GStreamer ÷ Viewfinder |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } | tee "${CAPTURE_PATH_OUT:-/dev/null}"
 for size in "1280 720" "1920 1080"; do
     read -r width height <<< "$size"
-    fk=$(slope fake native "$width" "$height")
+    fake_yuyv=$(slope fake yuyv native "$width" "$height")
+    fake_mjpeg=$(slope fake mjpeg native "$width" "$height")
     for case_ in "${cases[@]}"; do
         read -r source conversion <<< "$case_"
-        vf=$(slope viewfinder "$conversion" "$width" "$height")
-        ff=$(slope ffmpeg "$conversion" "$width" "$height")
-        gs=$(slope gstreamer "$conversion" "$width" "$height")
-        ratio() { python3 -c "import sys
-try: print(f'{float(sys.argv[1]) / float(sys.argv[2]):.1f}×')
-except Exception: print('–')" "$1" "$2"; }
-        label="YUYV → ${conversion^^}"
-        [ "$conversion" = native ] && label="YUYV native"
-        echo "| $label | ${width}x${height} | $vf | $ff | $gs | $fk | $(ratio "$ff" "$vf") | $(ratio "$gs" "$vf") |" \
+        vf=$(slope viewfinder "$source" "$conversion" "$width" "$height")
+        ff=$(slope ffmpeg "$source" "$conversion" "$width" "$height")
+        gs=$(slope gstreamer "$source" "$conversion" "$width" "$height")
+        if [ "$source" = mjpeg ]; then
+            fk=$fake_mjpeg
+            floor_mode=planes
+            [ "$conversion" = bgra ] && floor_mode=bgra
+            tj=$(slope turbojpeg "$work/$height.jpg" "$floor_mode")
+            label="MJPEG → ${conversion^^}"
+            over="$(ratio "$vf" "$tj" 2)"
+        else
+            fk=$fake_yuyv
+            tj="–"
+            label="YUYV → ${conversion^^}"
+            [ "$conversion" = native ] && label="YUYV native"
+            over="–"
+        fi
+        echo "| $label | ${width}x${height} | $vf | $ff | $gs | $fk | $tj | $over | $(ratio "$ff" "$vf") | $(ratio "$gs" "$vf") |" \
             | tee -a "${CAPTURE_PATH_OUT:-/dev/null}"
     done
 done
@@ -187,7 +233,12 @@ done
     echo
     echo "Commands (N = frames):"
     echo
-    for tool in viewfinder ffmpeg gstreamer fake; do
-        echo "- \`$(command_for "$tool" bgra 1920 1080 N | sed "s#$root/##g; s#$work/#.build/capture-path/#g")\`"
+    for source in yuyv mjpeg; do
+        conversion=bgra
+        [ "$source" = mjpeg ] && conversion=nv12
+        for tool in viewfinder ffmpeg gstreamer fake; do
+            echo "- \`$(command_for "$tool" "$source" "$conversion" 1920 1080 N | sed "s#$root/##g; s#$work/#.build/capture-path/#g")\`"
+        done
     done
+    echo "- \`.build/capture-path/turbojpeg_floor .build/capture-path/1080.jpg planes|bgra N\`"
 } | tee -a "${CAPTURE_PATH_OUT:-/dev/null}"

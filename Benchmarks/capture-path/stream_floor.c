@@ -1,7 +1,8 @@
-// The fake camera's own cost for Scripts/capture-path-bench.sh: streams N frames of WxH YUYV from a
-// device through libv4l2 (v4l2_open, MMAP buffers, DQBUF/QBUF) and touches nothing else, so its CPU
-// per frame is the camera's (the fake copies each frame into the dequeued buffer) plus libv4l2's.
-//   stream_floor DEVICE WIDTH HEIGHT FRAMES
+// The fake camera's own cost for Scripts/capture-path-bench.sh: streams N frames of WxH YUYV (or the
+// given FourCC, e.g. MJPG) from a device through libv4l2 (v4l2_open, MMAP buffers, DQBUF/QBUF) and
+// touches nothing else, so its CPU per frame is the camera's (the fake copies each frame into the
+// dequeued buffer) plus libv4l2's.
+//   stream_floor DEVICE WIDTH HEIGHT FRAMES [FOURCC]
 #include <errno.h>
 #include <fcntl.h>
 #include <libv4l2.h>
@@ -19,8 +20,8 @@ static int xioctl(int fd, unsigned long request, void *argument) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: %s DEVICE WIDTH HEIGHT FRAMES\n", argv[0]);
+    if (argc != 5 && !(argc == 6 && strlen(argv[5]) == 4)) {
+        fprintf(stderr, "usage: %s DEVICE WIDTH HEIGHT FRAMES [FOURCC]\n", argv[0]);
         return 2;
     }
     int fd = v4l2_open(argv[1], O_RDWR);
@@ -28,9 +29,11 @@ int main(int argc, char **argv) {
     struct v4l2_format format = {.type = V4L2_BUF_TYPE_VIDEO_CAPTURE};
     format.fmt.pix.width = (unsigned)atoi(argv[2]);
     format.fmt.pix.height = (unsigned)atoi(argv[3]);
-    format.fmt.pix.pixelformat = V4L2_PIX_FMT_YUYV;
+    format.fmt.pix.pixelformat = argc == 6 ? v4l2_fourcc(argv[5][0], argv[5][1], argv[5][2], argv[5][3]) : V4L2_PIX_FMT_YUYV;
     format.fmt.pix.field = V4L2_FIELD_NONE;
+    uint32_t wanted = format.fmt.pix.pixelformat;
     if (xioctl(fd, VIDIOC_S_FMT, &format) < 0) { perror("S_FMT"); return 1; }
+    if (format.fmt.pix.pixelformat != wanted) { fprintf(stderr, "S_FMT: format not offered\n"); return 1; }
     struct v4l2_requestbuffers request = {.count = 4, .type = V4L2_BUF_TYPE_VIDEO_CAPTURE, .memory = V4L2_MEMORY_MMAP};
     if (xioctl(fd, VIDIOC_REQBUFS, &request) < 0) { perror("REQBUFS"); return 1; }
     for (unsigned i = 0; i < request.count; i++) {

@@ -7,7 +7,8 @@ import Viewfinder
 /// `Scripts/capture-path-bench.sh` (which times the whole process against FFmpeg and GStreamer):
 /// the default V4L2 device discovery, the camera's native format chosen under the configuration
 /// lock, a session, a video data output delivering `--format` to a delegate that counts, exit after
-/// `--frames` frames.
+/// `--frames` frames. `--camera-format mjpeg` picks the camera's native Motion-JPEG format (decoded
+/// by the output; `--format nv12-full` is full-range NV12, what JFIF frames decode to).
 enum CaptureCommand {
     final class Counter: CaptureVideoDataOutputSampleBufferDelegate, Sendable {
         let target: Int
@@ -61,7 +62,8 @@ enum CaptureCommand {
         case "native": wanted = nil
         case "bgra": wanted = .bgra
         case "nv12": wanted = .nv12VideoRange
-        default: return fail("--format is native, bgra or nv12, not \(formatName)")
+        case "nv12-full": wanted = .nv12FullRange
+        default: return fail("--format is native, bgra, nv12 or nv12-full, not \(formatName)")
         }
         let cameraPixelFormat: PixelFormat = cameraFormat == "mjpeg" ? .mjpeg : .yuyv
         let devices = CaptureDevice.devices(for: .video).filter { $0.deviceType != .virtual }
