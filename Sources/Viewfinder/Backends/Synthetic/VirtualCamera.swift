@@ -300,24 +300,41 @@ final class VirtualCameraBackend: DeviceBackend {
             let current = sequence
             sequence += 1
             // Like a V4L2 driver with no queued buffer: the frame is lost, the counter moves on.
-            guard let (buffer, slot) = taken ?? ring.makePixelBufferWithSlot() else { continue }
-            if flashes.contains(current) {
-                TestPattern.renderFlash(sequenceNumber: current, into: buffer)
-                slotSequence[slot] = nil
-            } else if let previous = slotSequence[slot] {
-                if configuration.rendersEveryFrame {
-                    TestPattern.stamp(sequenceNumber: current, previous: previous, into: buffer)
-                    slotSequence[slot] = current
-                }
-            } else {
-                // A slot a flash overwrote is drawn again in full.
-                TestPattern.render(sequenceNumber: current, into: buffer)
-                slotSequence[slot] = current
+            var buffer = (taken ?? ring.makePixelBufferWithSlot()).map {
+                draw(current, into: $0, flashes: flashes, &slotSequence)
             }
+            taken = nil
+            guard buffer != nil else { continue }
             sink.deviceDidCapture(
                 CapturedFrame(
-                    buffer: buffer, presentationTime: deadline, duration: frameDuration, sequenceNumber: current,
+                    buffer: buffer!, presentationTime: deadline, duration: frameDuration, sequenceNumber: current,
                     hostArrivalTime: host.now()))
+            // Whoever lets go last (this thread, or the output once it delivered) recycles the buffer.
+            PixelBuffer.recycle(&buffer)
         }
+    }
+
+    /// Draws frame `current` into the ring buffer `taken` (a flash when `flashes` has it; else
+    /// only what changed since the slot's last frame, `slotSequence` says which) and returns the
+    /// buffer.
+    private func draw(
+        _ current: UInt64, into taken: (buffer: PixelBuffer, slot: Int), flashes: Set<UInt64>,
+        _ slotSequence: inout [UInt64?]
+    ) -> PixelBuffer {
+        let (buffer, slot) = taken
+        if flashes.contains(current) {
+            TestPattern.renderFlash(sequenceNumber: current, into: buffer)
+            slotSequence[slot] = nil
+        } else if let previous = slotSequence[slot] {
+            if configuration.rendersEveryFrame {
+                TestPattern.stamp(sequenceNumber: current, previous: previous, into: buffer)
+                slotSequence[slot] = current
+            }
+        } else {
+            // A slot a flash overwrote is drawn again in full.
+            TestPattern.render(sequenceNumber: current, into: buffer)
+            slotSequence[slot] = current
+        }
+        return buffer
     }
 }

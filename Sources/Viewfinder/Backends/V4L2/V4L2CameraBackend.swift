@@ -431,9 +431,10 @@ final class V4L2CameraBackend: DeviceBackend {
         } else {
             presentationTime = arrival
         }
-        let pixels: PixelBuffer
+        var pixels: PixelBuffer?
         if let copies = context.copies {
-            guard let copy = copies.makePixelBuffer() else {
+            pixels = copies.makePixelBuffer()
+            guard let copy = pixels else {
                 // Every copy is still held: the frame is lost, as on a starved ring (a sequence gap).
                 do {
                     try context.ring.requeue(index: index)
@@ -443,16 +444,26 @@ final class V4L2CameraBackend: DeviceBackend {
                 return nil
             }
             // The lent buffer goes back to the driver as soon as it is copied.
-            let converted = context.ring.lend(index: index, bytesUsed: bytesUsed)
-            if let compressor = context.rangeCompressor {
-                if !compressor.compress(converted, into: copy) { PixelCopy.copy(converted, into: copy) }
-            } else {
-                PixelCopy.copy(converted, into: copy)
-            }
-            pixels = copy
+            var converted: PixelBuffer? = context.ring.lend(index: index, bytesUsed: bytesUsed)
+            let compressed = context.rangeCompressor?.compress(converted!, into: copy) ?? false
+            if !compressed { PixelCopy.copy(converted!, into: copy) }
+            PixelBuffer.recycle(&converted)
         } else {
             pixels = context.ring.lend(index: index, bytesUsed: bytesUsed)
         }
+        hand(
+            pixels!, presentationTime: presentationTime, number: number, arrival: arrival, context: context,
+            sequence: &sequence, sink: sink)
+        // Whoever lets go last (this thread, or the output once it delivered) recycles the buffer.
+        PixelBuffer.recycle(&pixels)
+        return nil
+    }
+
+    /// Passes a frame over `pixels` to `sink` (its references end when this returns).
+    private func hand(
+        _ pixels: PixelBuffer, presentationTime: MediaTime, number: UInt64, arrival: MediaTime,
+        context: CaptureContext, sequence: inout SequenceState, sink: DeviceStreamSink
+    ) {
         var frame = CapturedFrame(
             buffer: pixels, presentationTime: presentationTime, duration: context.duration, sequenceNumber: number,
             hostArrivalTime: arrival)
@@ -462,7 +473,6 @@ final class V4L2CameraBackend: DeviceBackend {
             sequence.hasDelivered = true
         }
         sink.deviceDidCapture(frame)
-        return nil
     }
 
     private func fail(_ error: CaptureError, generation: Int, sink: DeviceStreamSink, cancelled: () -> Bool) {
