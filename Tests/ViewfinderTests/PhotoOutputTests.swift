@@ -331,8 +331,11 @@ struct PhotoOutputTests {
         #expect(stats.delivered + stats.dropped + stats.rateGated == stats.captured)
         #expect(stats.captured == rig.camera.framesProduced, "every video frame accounted for")
         #expect(frames.frames.count == stats.delivered)
+        // Every frame the photo output took served a request, or was dropped (a slow encode on a
+        // loaded machine fills its 3-frame budget) and the next frame served its requests instead.
         let photoStats = rig.photos.statistics
-        #expect(photoStats.captured == Set(sequences).count && photoStats.dropped == 0)
+        #expect(photoStats.delivered == Set(sequences).count)
+        #expect(photoStats.delivered + photoStats.dropped == photoStats.captured)
     }
 
     @Test("the .photo preset picks the camera's largest size, whatever its rate")
