@@ -173,12 +173,22 @@ final class FakeCameraRig {
         return try #require(found)
     }
 
-    /// Waits until `condition` holds (hot-plug is noticed asynchronously through inotify).
+    /// Waits until `condition` holds: hot-plug is noticed asynchronously through inotify, and a
+    /// rescan that changes the devices posts a connected or disconnected notification after it
+    /// updated the list, so `condition` is checked again on each of those. A scan that discovery
+    /// itself runs (reading the device list) posts nothing, so `condition` is also checked every
+    /// 50 ms.
     func wait(timeout: Double = 10, until condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
+        let changed = DispatchSemaphore(value: 0)
+        let center = NotificationCenter.default
+        let observers = [CaptureDevice.wasConnectedNotification, CaptureDevice.wasDisconnectedNotification].map {
+            center.addObserver(forName: $0, object: nil, queue: nil) { _ in changed.signal() }
+        }
+        defer { observers.forEach(center.removeObserver) }
+        let deadline = DispatchTime.now() + timeout
         while !condition() {
-            if Date() > deadline { return false }
-            usleep(10_000)
+            if DispatchTime.now() >= deadline { return condition() }
+            _ = changed.wait(timeout: min(deadline, .now() + 0.05))
         }
         return true
     }

@@ -234,7 +234,8 @@ struct LibV4L2PluginTests {
         let printed = try capturingStandardError {
             session.startRunning()
             #expect(output.isZeroCopy, "the non-converting path, where libv4l2 complains about EAGAIN")
-            Thread.sleep(forTimeInterval: 10)
+            // Ten seconds of the camera's 30 fps (every DQBUF that finds no frame yet is an EAGAIN).
+            #expect(delegate.waitForFrames(300, timeout: 30), "about 300 frames at 30 fps")
             session.stopRunning()
         }
         #expect(delegate.frames.count >= 100, "about 300 frames at 30 fps")

@@ -556,11 +556,13 @@ struct MoviePublishingTests {
         let port = Int.random(in: 20_000...40_000)
         // Latency 0: SRT hands packets on at once instead of holding them for its 120 ms default,
         // which a caller hanging up after a burst would cut; tlpktdrop=0: with no latency, a packet
-        // the loaded machine delayed would otherwise be dropped as too late (26 of 60 arrived once
-        // with the whole suite running). ffmpeg's listener reports an I/O error when the caller
-        // hangs up; what it wrote stays.
+        // the loaded machine delayed would otherwise be dropped as too late; linger=5: closing waits
+        // (up to 5 s) for what is still in the send buffer, which live mode otherwise discards
+        // (26 and 28 of 60 arrived under load without them). ffmpeg's listener reports an I/O error
+        // when the caller hangs up; what it wrote stays.
         let probe = try publish(
-            to: try #require(URL(string: "srt://127.0.0.1:\(port)?mode=caller&latency=0&tlpktdrop=0")), frames: 60,
+            to: try #require(URL(string: "srt://127.0.0.1:\(port)?mode=caller&latency=0&tlpktdrop=0&linger=5")),
+            frames: 60,
             listenerArguments: [
                 "-i", "srt://127.0.0.1:\(port)?mode=listener&listen_timeout=30000000&latency=0&tlpktdrop=0", "-c",
                 "copy", "-f",

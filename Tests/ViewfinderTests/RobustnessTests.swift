@@ -537,11 +537,7 @@ struct SmallerBreakTests {
         }
         // Let the stop take the session's transition first (it stops the camera thread, which
         // sleeps on the clock until then), then let the delegate commit.
-        var polls = 0
-        while clock.waitUntilSleeping(timeout: 0.05), polls < 400 {
-            polls += 1
-            usleep(5000)
-        }
+        #expect(clock.waitUntilAwake(timeout: 2), "the camera thread was not stopped")
         delegate.proceed.signal()
         // The engine would give up waiting after 5 s; well before that the stop must be done.
         #expect(stopped.wait(timeout: .now() + 2.5) == .success, "stopRunning stalled")

@@ -15,7 +15,8 @@ import Synchronization
 ///
 /// The delivery contract:
 /// - Frames reach the delegate on the given queue one at a time, presentation timestamps strictly
-///   increasing. A concurrent queue is fine: delivery goes through a serial queue that targets it.
+///   increasing. A concurrent queue is fine: the output's own serial queue calls into yours
+///   (`sync`), one frame at a time.
 /// - With ``alwaysDiscardsLateVideoFrames`` (the default), while the delegate is busy at most one
 ///   newer frame waits; a waiting frame replaced by a newer one is reported through
 ///   `captureOutput(_:didDrop:from:)` as ``DroppedFrameReason/frameWasLate``. Without it frames

@@ -92,6 +92,19 @@ public final class ManualClock: CaptureClock {
         return true
     }
 
+    /// Waits until no thread is blocked in ``wait(until:isCancelled:)`` on a deadline still in the
+    /// future: for a camera paced by this clock, the moment it has stopped waiting for its next
+    /// frame (it was cancelled, or its time came). Returns `false` on timeout.
+    public func waitUntilAwake(timeout seconds: Double = 10) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: seconds)
+        condition.lock()
+        defer { condition.unlock() }
+        while state.withLock({ $0.futureSleepers }) > 0 {
+            if !condition.wait(until: deadline) { return state.withLock { $0.futureSleepers } == 0 }
+        }
+        return true
+    }
+
     /// Blocks until the clock is advanced to `deadline` or `isCancelled` turns true.
     public func wait(until deadline: MediaTime, isCancelled: () -> Bool) -> Bool {
         condition.lock()
@@ -102,6 +115,8 @@ public final class ManualClock: CaptureClock {
                 state.withLock { state in
                     if let index = state.sleepers.firstIndex(of: deadline) { state.sleepers.remove(at: index) }
                 }
+                // Tell ``waitUntilAwake(timeout:)`` a sleeper left.
+                condition.broadcast()
             }
         }
         while true {
