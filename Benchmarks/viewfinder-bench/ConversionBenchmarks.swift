@@ -6,7 +6,7 @@ import Foundation
 import Viewfinder
 
 /// Every conversion the format negotiation can pick, at each size, with and without a 2x
-/// downscale: Viewfinder's converter with 1 and N threads, against a memcpy floor, libyuv on
+/// downscale: Viewfinder's converter with 1 and N threads, against memcpy floors (1 and N threads), libyuv on
 /// one core, plain single-threaded libswscale and, when installed, ffmpeg's own filters.
 enum ConversionBenchmarks {
     struct Pair {
@@ -84,20 +84,22 @@ enum ConversionBenchmarks {
         let sources = try buffers(pair.source, sourceSize, count: ring, pattern: true)
         let destinations = try buffers(pair.destination, destinationSize, count: ring, pattern: false)
 
-        // The floor moves the same bytes through a ring of the same span.
-        let copier = Measure.Copier(bytes: bytes, ring: ring)
+        let counts = Array(Set([1, PixelConverter.Options.defaultThreadCount])).sorted()
+        // The floor moves the same bytes through a ring of the same span, on as many threads as
+        // the converter runs bands (a conversion that is memory-bound on one band gains from a
+        // second only as much as a second thread's memcpy does).
+        let copiers = counts.map { Measure.Copier(bytes: bytes, ring: ring, threads: $0) }
+        defer { for copier in copiers { copier.stop() } }
         let variants = LibyuvBaseline.variants(pair, sourceSize, destinationSize)
         let swscale = try SwscaleBaseline(pair, sourceSize, destinationSize)
-        let counts = Array(Set([1, PixelConverter.Options.defaultThreadCount])).sorted()
         let converters = try counts.map {
             try PixelConverter(
                 from: pair.source, size: sourceSize, to: pair.destination, size: destinationSize,
                 options: .init(threadCount: $0))
         }
 
-        var bodies: [(Int) throws -> Void] = [
-            copier.copy, { swscale.run(sources[$0 % ring], destinations[$0 % ring]) },
-        ]
+        var bodies: [(Int) throws -> Void] = [{ swscale.run(sources[$0 % ring], destinations[$0 % ring]) }]
+        bodies += copiers.map { copier in { copier.copy($0) } }
         for variant in variants {
             bodies.append { variant.run(sources[$0 % ring], destinations[$0 % ring]) }
         }
@@ -127,9 +129,12 @@ enum ConversionBenchmarks {
             }
             return results
         }
-        let floor = figures[0].median
-        let swscaleFigures = figures[1]
-        let libyuv = zip(variants.map(\.label), figures[2..<(2 + variants.count)]).max { $0.1.median < $1.1.median }
+        let swscaleFigures = figures[0]
+        let floors = Dictionary(uniqueKeysWithValues: zip(counts, figures[1...].prefix(counts.count).map(\.median)))
+        let libyuvStart = 1 + counts.count
+        let libyuv = zip(variants.map(\.label), figures[libyuvStart..<(libyuvStart + variants.count)]).max {
+            $0.1.median < $1.1.median
+        }
 
         var peer: (String, Double)?
         if let ffmpeg = settings.ffmpeg, regime.label == "cold" {
@@ -143,6 +148,8 @@ enum ConversionBenchmarks {
         }
 
         for (converter, figures) in zip(converters, converterFigures) {
+            // The floor on as many threads as the converter used bands.
+            let floor = floors[converter.bandCount] ?? floors[converter.options.threadCount] ?? 0
             var result = BenchmarkResult(
                 name:
                     "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/\(regime.label)/threads=\(converter.options.threadCount)",

@@ -109,13 +109,24 @@ enum Measure {
 
     /// A memcpy moving `bytes` per frame (reads + writes): it copies half of them, between
     /// buffers rotated like the conversions' frames (`ring` pairs: choose it as the conversion's
-    /// ring so the floor is measured in the same cache regime). The buffers live as long as it.
-    final class Copier {
+    /// ring so the floor is measured in the same cache regime), on `threads` threads (each copies
+    /// its share of every frame, as a converter's bands do; the extra threads are parked on
+    /// semaphores between frames). The buffers and threads live as long as it.
+    // unchecked: the frame index is written before the workers' semaphores are signalled and read
+    // after their wait, which orders them.
+    final class Copier: @unchecked Sendable {
         let count: Int
         let sources: [UnsafeMutableRawPointer]
         let targets: [UnsafeMutableRawPointer]
+        let threads: Int
+        private let start: [DispatchSemaphore]
+        private let finished = DispatchSemaphore(value: 0)
+        private var frame = 0
+        private var stopping = false
 
-        init(bytes: Int, ring: Int = 4) {
+        init(bytes: Int, ring: Int = 4, threads: Int = 1) {
+            self.threads = max(1, threads)
+            start = (1..<max(1, threads)).map { _ in DispatchSemaphore(value: 0) }
             count = max(64, bytes / 2)
             sources = (0..<max(1, ring)).map { _ in
                 UnsafeMutableRawPointer.allocate(byteCount: max(64, bytes / 2), alignment: 64)
@@ -124,11 +135,40 @@ enum Measure {
                 UnsafeMutableRawPointer.allocate(byteCount: max(64, bytes / 2), alignment: 64)
             }
             for pointer in sources + targets { memset(pointer, 1, count) }
+            for worker in 1..<self.threads {
+                Thread { [self] in
+                    while true {
+                        start[worker - 1].wait()
+                        if stopping { return }
+                        copyShare(worker, of: frame)
+                        finished.signal()
+                    }
+                }.start()
+            }
+        }
+
+        /// Ends the extra threads; call once, when done with the copier (they hold it until then).
+        func stop() {
+            stopping = true
+            for semaphore in start { semaphore.signal() }
         }
 
         deinit { for pointer in sources + targets { pointer.deallocate() } }
 
-        func copy(_ index: Int) { memcpy(targets[index % targets.count], sources[index % sources.count], count) }
+        /// Copies frame `index`, every thread its share.
+        func copy(_ index: Int) {
+            guard threads > 1 else { return copyShare(0, of: index) }
+            frame = index
+            for semaphore in start { semaphore.signal() }
+            copyShare(0, of: index)
+            for _ in start { finished.wait() }
+        }
+
+        private func copyShare(_ share: Int, of index: Int) {
+            let begin = count * share / threads / 64 * 64
+            let end = share == threads - 1 ? count : count * (share + 1) / threads / 64 * 64
+            memcpy(targets[index % targets.count] + begin, sources[index % sources.count] + begin, end - begin)
+        }
     }
 
     /// Frames per second of a memcpy moving `bytes` per frame (reads + writes), hot (a ring of

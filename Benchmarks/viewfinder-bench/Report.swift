@@ -44,7 +44,7 @@ struct ReportTable: Sendable {
             ("fps min", true, { format($0.fpsMin) }), ("fps median", true, { format($0.fpsMedian) }),
             ("CPU/wall", true, { format($0.cpuPerWall, 2) }), ("GB/s", true, { format($0.gbPerS, 2) }),
             ("allocs/frame", true, { format($0.allocationsPerFrame, 2) }),
-            ("floor fps (memcpy, same ring)", true, { format($0.floor) }),
+            ("floor fps (memcpy, same ring, one thread per band)", true, { format($0.floor) }),
             ("×floor", true, { format($0.ratioToFloor, 2) }),
             ("libyuv 1-core fps", true, { "\(format($0.libyuvFps)) (\($0.libyuvPath ?? "–"))" }),
             ("×libyuv", true, { format($0.ratioToLibyuv, 2) }),
