@@ -9,6 +9,10 @@
 #
 #   Scripts/capture-path-bench.sh [--quick]
 #
+# For a partial run (while working on one path): CAPTURE_PATH_CASES="mjpeg nv12,mjpeg bgra" picks
+# cases (default: all), CAPTURE_PATH_SIZES="1920x1080" sizes (default: 1280x720,1920x1080), and
+# CAPTURE_PATH_PEERS=0 skips FFmpeg and GStreamer ("–" in their columns).
+#
 # How the peers reach the fake camera (found on Debian 12):
 # - The fake (Tests/V4L2Plugin, a libv4l2 plugin) is a regular file served unpaced ("paced 0")
 #   from frames filled once at start; each DQBUF copies the frame into the buffer (its own cost).
@@ -192,6 +196,12 @@ except Exception: print('–')" "$1" "$2" "${3:-1}"
 }
 
 cases=("yuyv native" "yuyv bgra" "yuyv nv12" "mjpeg nv12" "mjpeg bgra")
+if [ -n "${CAPTURE_PATH_CASES:-}" ]; then IFS=, read -r -a cases <<< "$CAPTURE_PATH_CASES"; fi
+sizes=("1280 720" "1920 1080")
+if [ -n "${CAPTURE_PATH_SIZES:-}" ]; then
+    IFS=, read -r -a sizes <<< "${CAPTURE_PATH_SIZES//x/ }"
+fi
+peers=${CAPTURE_PATH_PEERS:-1}
 
 {
     echo "CPU-ms per delivered frame (user + system of the whole process; slope between $short and $long frames; median of $repeats)."
@@ -202,15 +212,19 @@ cases=("yuyv native" "yuyv bgra" "yuyv nv12" "mjpeg nv12" "mjpeg bgra")
     echo "| camera → delivered | size | Viewfinder | FFmpeg (v4l2 + decoder + swscale) | GStreamer (v4l2src + jpegdec + videoconvert) | fake camera alone (libv4l2 DQBUF/QBUF) | TurboJPEG alone | Viewfinder ÷ TurboJPEG | FFmpeg ÷ Viewfinder | GStreamer ÷ Viewfinder |"
     echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 } | tee "${CAPTURE_PATH_OUT:-/dev/null}"
-for size in "1280 720" "1920 1080"; do
+for size in "${sizes[@]}"; do
     read -r width height <<< "$size"
     fake_yuyv=$(slope fake yuyv native "$width" "$height")
     fake_mjpeg=$(slope fake mjpeg native "$width" "$height")
     for case_ in "${cases[@]}"; do
         read -r source conversion <<< "$case_"
         vf=$(slope viewfinder "$source" "$conversion" "$width" "$height")
-        ff=$(slope ffmpeg "$source" "$conversion" "$width" "$height")
-        gs=$(slope gstreamer "$source" "$conversion" "$width" "$height")
+        ff="–"
+        gs="–"
+        if [ "$peers" != 0 ]; then
+            ff=$(slope ffmpeg "$source" "$conversion" "$width" "$height")
+            gs=$(slope gstreamer "$source" "$conversion" "$width" "$height")
+        fi
         if [ "$source" = mjpeg ]; then
             fk=$fake_mjpeg
             floor_mode=planes
