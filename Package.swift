@@ -32,6 +32,12 @@ let package = Package(
             name: "CTurboJPEG",
             linkerSettings: [.linkedLibrary("turbojpeg")]
         ),
+        // libjpeg-turbo's libjpeg API (libjpeg62-turbo): MJPEG frames decoded one iMCU row at a
+        // time (jpeg_read_raw_data), each converted while in cache.
+        .target(
+            name: "CJPEG",
+            linkerSettings: [.linkedLibrary("jpeg")]
+        ),
         .target(
             name: "CExif",
             linkerSettings: [.linkedLibrary("exif")]
@@ -58,7 +64,7 @@ let package = Package(
         ),
         .target(
             name: "Viewfinder",
-            dependencies: ["CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif"]
+            dependencies: ["CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG"]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
         // do not compile it in.

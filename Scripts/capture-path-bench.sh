@@ -9,6 +9,10 @@
 #
 #   Scripts/capture-path-bench.sh [--quick]
 #
+# For a partial run (while working on one path): CAPTURE_PATH_CASES="mjpeg nv12,mjpeg bgra" picks
+# cases (default: all), CAPTURE_PATH_SIZES="1920x1080" sizes (default: 1280x720,1920x1080), and
+# CAPTURE_PATH_PEERS=0 skips FFmpeg and GStreamer ("–" in their columns).
+#
 # How the peers reach the fake camera (found on Debian 12):
 # - The fake (Tests/V4L2Plugin, a libv4l2 plugin) is a regular file served unpaced ("paced 0")
 #   from frames filled once at start; each DQBUF copies the frame into the buffer (its own cost).
@@ -26,6 +30,14 @@
 # from ffmpeg's testsrc2 with per-pixel luma noise, 4:2:2, quality 85, about 1.2 bit/pixel (the
 # colour-bar pattern decodes 2.5x faster than real scenes and would flatter every decoder).
 # "MJPEG -> NV12" is full-range NV12 for all three (what JFIF frames decode to; no range mapping).
+#
+# The TurboJPEG floor (turbojpeg_floor.c: TurboJPEG's own decode of the same JPEG file the fake
+# serves, to planar Y'CbCr at its own 4:2:2 subsampling or to BGRA, same flags, nothing else) is
+# given twice: into one reused buffer (hot in cache: the strict floor), and into 7 buffers in turn
+# (like for like: a capture path delivers each frame in its own buffer, which the application may
+# hold while the next decodes; Viewfinder's decode pool is the video data output's default budget
+# of 6 frames in flight + 1). The fake camera's copy of each JPEG into the dequeued buffer is in
+# Viewfinder's figure and not in the floor's; its cost is the "fake camera alone" column.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
@@ -109,6 +121,8 @@ cp "$work/fake-camera" /dev/video0
 v4l2convert=$(dirname "$(Scripts/v4l2-plugin.sh dir)")/v4l2convert.so
 bench="$root/.build/release/viewfinder-bench"
 if [ "$quick" -eq 1 ]; then short=30; long=150; repeats=1; else short=100; long=1000; repeats=3; fi
+# Destination buffers of the like-for-like TurboJPEG floor (see the header).
+floor_buffers=7
 
 # The command for a tool, camera format (yuyv, mjpeg), case and frame count (words on one line).
 command_for() {
@@ -165,7 +179,8 @@ PY
 }
 
 # CPU-ms per frame: the median over $repeats of (cpu(long) - cpu(short)) / (long - short).
-# Arguments: tool, camera format, case, width, height (or, for "turbojpeg", the JPEG file, planes|bgra).
+# Arguments: tool, camera format, case, width, height (or, for "turbojpeg", the JPEG file, planes|bgra,
+# destination buffers).
 slope() {
     local tool=$1
     shift
@@ -173,8 +188,8 @@ slope() {
     for _ in $(seq "$repeats"); do
         local a b
         if [ "$tool" = turbojpeg ]; then
-            a=$(cpu_of "$work/turbojpeg_floor $1 $2 $short")
-            b=$(cpu_of "$work/turbojpeg_floor $1 $2 $long")
+            a=$(cpu_of "$work/turbojpeg_floor $1 $2 $short $3")
+            b=$(cpu_of "$work/turbojpeg_floor $1 $2 $long $3")
         else
             a=$(cpu_of "$(command_for "$tool" "$@" "$short")")
             b=$(cpu_of "$(command_for "$tool" "$@" "$long")")
@@ -192,40 +207,55 @@ except Exception: print('–')" "$1" "$2" "${3:-1}"
 }
 
 cases=("yuyv native" "yuyv bgra" "yuyv nv12" "mjpeg nv12" "mjpeg bgra")
+if [ -n "${CAPTURE_PATH_CASES:-}" ]; then IFS=, read -r -a cases <<< "$CAPTURE_PATH_CASES"; fi
+sizes=("1280 720" "1920 1080")
+if [ -n "${CAPTURE_PATH_SIZES:-}" ]; then
+    IFS=, read -r -a sizes <<< "${CAPTURE_PATH_SIZES//x/ }"
+fi
+peers=${CAPTURE_PATH_PEERS:-1}
 
 {
     echo "CPU-ms per delivered frame (user + system of the whole process; slope between $short and $long frames; median of $repeats)."
     echo "The fake camera is unpaced and copies each frame into the dequeued buffer (its own cost is the \"fake camera alone\" column)."
     echo "MJPEG frames: testsrc2 with per-pixel luma noise, 4:2:2, quality 85, $(cat "$work/720.bpp") bit/pixel at 1280x720 and $(cat "$work/1080.bpp") at 1920x1080;"
-    echo "MJPEG → NV12 is full-range NV12 for all three. \"TurboJPEG alone\" decodes the same JPEG on one thread to planar 4:2:2 (NV12 rows) or BGRA."
+    echo "MJPEG → NV12 is full-range NV12 for all three. \"TurboJPEG alone\" decodes the same JPEG file the fake serves, on one thread, to planar 4:2:2 (NV12 rows) or BGRA:"
+    echo "into one reused buffer (hot: the strict floor), and into $floor_buffers buffers in turn (like for like: Viewfinder delivers each frame in its own buffer of a pool of $floor_buffers, the output's default 6 frames in flight + 1)."
     echo
-    echo "| camera → delivered | size | Viewfinder | FFmpeg (v4l2 + decoder + swscale) | GStreamer (v4l2src + jpegdec + videoconvert) | fake camera alone (libv4l2 DQBUF/QBUF) | TurboJPEG alone | Viewfinder ÷ TurboJPEG | FFmpeg ÷ Viewfinder | GStreamer ÷ Viewfinder |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| camera → delivered | size | Viewfinder | FFmpeg (v4l2 + decoder + swscale) | GStreamer (v4l2src + jpegdec + videoconvert) | fake camera alone (libv4l2 DQBUF/QBUF) | TurboJPEG alone, 1 buffer | TurboJPEG alone, $floor_buffers buffers | Viewfinder ÷ TurboJPEG (1 buffer) | Viewfinder ÷ TurboJPEG ($floor_buffers buffers) | FFmpeg ÷ Viewfinder | GStreamer ÷ Viewfinder |"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
 } | tee "${CAPTURE_PATH_OUT:-/dev/null}"
-for size in "1280 720" "1920 1080"; do
+for size in "${sizes[@]}"; do
     read -r width height <<< "$size"
     fake_yuyv=$(slope fake yuyv native "$width" "$height")
     fake_mjpeg=$(slope fake mjpeg native "$width" "$height")
     for case_ in "${cases[@]}"; do
         read -r source conversion <<< "$case_"
         vf=$(slope viewfinder "$source" "$conversion" "$width" "$height")
-        ff=$(slope ffmpeg "$source" "$conversion" "$width" "$height")
-        gs=$(slope gstreamer "$source" "$conversion" "$width" "$height")
+        ff="–"
+        gs="–"
+        if [ "$peers" != 0 ]; then
+            ff=$(slope ffmpeg "$source" "$conversion" "$width" "$height")
+            gs=$(slope gstreamer "$source" "$conversion" "$width" "$height")
+        fi
         if [ "$source" = mjpeg ]; then
             fk=$fake_mjpeg
             floor_mode=planes
             [ "$conversion" = bgra ] && floor_mode=bgra
-            tj=$(slope turbojpeg "$work/$height.jpg" "$floor_mode")
+            tj=$(slope turbojpeg "$work/$height.jpg" "$floor_mode" 1)
+            tjn=$(slope turbojpeg "$work/$height.jpg" "$floor_mode" "$floor_buffers")
             label="MJPEG → ${conversion^^}"
             over="$(ratio "$vf" "$tj" 2)"
+            overn="$(ratio "$vf" "$tjn" 2)"
         else
             fk=$fake_yuyv
             tj="–"
+            tjn="–"
             label="YUYV → ${conversion^^}"
             [ "$conversion" = native ] && label="YUYV native"
             over="–"
+            overn="–"
         fi
-        echo "| $label | ${width}x${height} | $vf | $ff | $gs | $fk | $tj | $over | $(ratio "$ff" "$vf") | $(ratio "$gs" "$vf") |" \
+        echo "| $label | ${width}x${height} | $vf | $ff | $gs | $fk | $tj | $tjn | $over | $overn | $(ratio "$ff" "$vf") | $(ratio "$gs" "$vf") |" \
             | tee -a "${CAPTURE_PATH_OUT:-/dev/null}"
     done
 done
@@ -240,5 +270,5 @@ done
             echo "- \`$(command_for "$tool" "$source" "$conversion" 1920 1080 N | sed "s#$root/##g; s#$work/#.build/capture-path/#g")\`"
         done
     done
-    echo "- \`.build/capture-path/turbojpeg_floor .build/capture-path/1080.jpg planes|bgra N\`"
+    echo "- \`.build/capture-path/turbojpeg_floor .build/capture-path/1080.jpg planes|bgra N 1|$floor_buffers\`"
 } | tee -a "${CAPTURE_PATH_OUT:-/dev/null}"

@@ -38,8 +38,23 @@ public enum JPEGFrame {
     /// Walks the segments from SOI to the first SOS; `nil` if the bytes do not start with SOI or
     /// a segment runs past the end before a scan starts.
     static func layout(_ bytes: UnsafeRawBufferPointer) -> Layout? {
-        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
         var segments: [Segment] = []
+        guard let scanOffset = walk(bytes, { segments.append($0) }) else { return nil }
+        return Layout(segments: segments, scanOffset: scanOffset)
+    }
+
+    /// What ``layout(_:)`` says about the first scan — its offset and whether a DHT segment
+    /// precedes it — without collecting the segments (no allocation: once per frame).
+    static func scanStart(_ bytes: UnsafeRawBufferPointer) -> (offset: Int, hasHuffmanTables: Bool)? {
+        var hasHuffmanTables = false
+        guard let offset = walk(bytes, { if $0.marker == 0xC4 { hasHuffmanTables = true } }) else { return nil }
+        return (offset, hasHuffmanTables)
+    }
+
+    /// Walks the segments from SOI to the first SOS, handing each to `visit`; returns the offset of
+    /// the SOS marker, or `nil` (see ``layout(_:)``).
+    private static func walk(_ bytes: UnsafeRawBufferPointer, _ visit: (Segment) -> Void) -> Int? {
+        guard bytes.count >= 4, bytes[0] == 0xFF, bytes[1] == 0xD8 else { return nil }
         var index = 2
         while index < bytes.count {
             guard bytes[index] == 0xFF else { return nil }
@@ -61,8 +76,8 @@ public enum JPEGFrame {
             guard length >= 2, index + length <= bytes.count else { return nil }
             // Segments are recorded from their marker byte, fill bytes dropped.
             let markerOffset = index - 2
-            if marker == 0xDA { return Layout(segments: segments, scanOffset: markerOffset) }
-            segments.append(Segment(marker: marker, offset: markerOffset, count: length + 2))
+            if marker == 0xDA { return markerOffset }
+            visit(Segment(marker: marker, offset: markerOffset, count: length + 2))
             index += length
         }
         return nil
