@@ -167,17 +167,7 @@ public final class JPEGDecoder: @unchecked Sendable {
 
     /// Parses a frame's header, checking that it is a complete JPEG image of the decoder's size.
     public func readHeader(_ frame: UnsafeRawBufferPointer) throws(CaptureError) -> JPEGHeader {
-        guard let base = frame.baseAddress, !frame.isEmpty else {
-            throw CaptureError(.conversionFailed, "a JPEG frame was empty: the camera delivered no data")
-        }
-        guard let layout = JPEGFrame.layout(frame) else {
-            throw CaptureError(
-                .conversionFailed, "a JPEG frame of \(frame.count) bytes has no valid marker structure before its scan")
-        }
-        guard JPEGFrame.endsWithEndOfImage(frame) else {
-            throw CaptureError(
-                .conversionFailed, "a JPEG frame of \(frame.count) bytes was cut short (no end-of-image marker)")
-        }
+        let (base, scan) = try Self.checkStructure(frame)
         var w: Int32 = 0
         var h: Int32 = 0
         var sampling: Int32 = 0
@@ -202,7 +192,27 @@ public final class JPEGDecoder: @unchecked Sendable {
                 "a JPEG frame is \(w)x\(h) but the camera's format is \(width)x\(height); the frame was dropped")
         }
         return JPEGHeader(
-            width: Int(w), height: Int(h), subsampling: subsampling, hasHuffmanTables: layout.hasHuffmanTables)
+            width: Int(w), height: Int(h), subsampling: subsampling, hasHuffmanTables: scan.hasHuffmanTables)
+    }
+
+    /// The checks every frame passes before a decoder reads it: not empty, markers well formed up
+    /// to the first scan, an end-of-image marker (a frame without one was cut short). Returns the
+    /// frame's first byte and what precedes its scan.
+    private static func checkStructure(_ frame: UnsafeRawBufferPointer) throws(CaptureError) -> (
+        base: UnsafeRawPointer, scan: (offset: Int, hasHuffmanTables: Bool)
+    ) {
+        guard let base = frame.baseAddress, !frame.isEmpty else {
+            throw CaptureError(.conversionFailed, "a JPEG frame was empty: the camera delivered no data")
+        }
+        guard let scan = JPEGFrame.scanStart(frame) else {
+            throw CaptureError(
+                .conversionFailed, "a JPEG frame of \(frame.count) bytes has no valid marker structure before its scan")
+        }
+        guard JPEGFrame.endsWithEndOfImage(frame) else {
+            throw CaptureError(
+                .conversionFailed, "a JPEG frame of \(frame.count) bytes was cut short (no end-of-image marker)")
+        }
+        return (base, scan)
     }
 
     // MARK: - Decoding
@@ -486,17 +496,7 @@ public final class JPEGDecoder: @unchecked Sendable {
     private func decodeByRows(_ frame: UnsafeRawBufferPointer, into destination: PixelBuffer) throws(CaptureError)
         -> Bool
     {
-        guard let base = frame.baseAddress, !frame.isEmpty else {
-            throw CaptureError(.conversionFailed, "a JPEG frame was empty: the camera delivered no data")
-        }
-        guard JPEGFrame.scanStart(frame) != nil else {
-            throw CaptureError(
-                .conversionFailed, "a JPEG frame of \(frame.count) bytes has no valid marker structure before its scan")
-        }
-        guard JPEGFrame.endsWithEndOfImage(frame) else {
-            throw CaptureError(
-                .conversionFailed, "a JPEG frame of \(frame.count) bytes was cut short (no end-of-image marker)")
-        }
+        let base = try Self.checkStructure(frame).base
         var info = vf_jpeg_info()
         guard vf_jpeg_start(rows, base.assumingMemoryBound(to: UInt8.self), UInt(frame.count), &info) == 0 else {
             throw rowError(frameBytes: frame.count)
