@@ -19,6 +19,9 @@ struct BenchmarkResult: Encodable {
     var gbPerS: Double
     /// Frames per second of a memcpy moving the same bytes (reads + writes) per frame.
     var floor: Double
+    /// Conversions: the median over repeats of the row's fps over the floor's in the same repeat
+    /// (``Measure/pairedRatio(_:_:)``); `ratioToLibyuv`, `ratioToSwscale` and `ratioToLibyuvCPU`
+    /// likewise. Elsewhere the ratio of the medians.
     var ratioToFloor: Double
     var libyuvFps: Double?
     var libyuvPath: String?

@@ -130,7 +130,7 @@ enum ConversionBenchmarks {
             return results
         }
         let swscaleFigures = figures[0]
-        let floors = Dictionary(uniqueKeysWithValues: zip(counts, figures[1...].prefix(counts.count).map(\.median)))
+        let floors = Dictionary(uniqueKeysWithValues: zip(counts, figures[1...].prefix(counts.count)))
         let libyuvStart = 1 + counts.count
         let libyuv = zip(variants.map(\.label), figures[libyuvStart..<(libyuvStart + variants.count)]).max {
             $0.1.median < $1.1.median
@@ -149,7 +149,8 @@ enum ConversionBenchmarks {
 
         for (converter, figures) in zip(converters, converterFigures) {
             // The floor on as many threads as the converter used bands.
-            let floor = floors[converter.bandCount] ?? floors[converter.options.threadCount] ?? 0
+            let floorFigures = floors[converter.bandCount] ?? floors[converter.options.threadCount]
+            let floor = floorFigures?.median ?? 0
             var result = BenchmarkResult(
                 name:
                     "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/\(regime.label)/threads=\(converter.options.threadCount)",
@@ -157,22 +158,23 @@ enum ConversionBenchmarks {
                 destinationWidth: destinationSize.width, destinationHeight: destinationSize.height,
                 threads: converter.bandCount, engine: converter.engine.rawValue, fpsMin: figures.min,
                 fpsMedian: figures.median, gbPerS: Double(bytes) * figures.median / 1e9, floor: floor,
-                ratioToFloor: figures.median / floor)
+                ratioToFloor: floorFigures.map { Measure.pairedRatio(figures.fps, $0.fps) } ?? 0)
             result.allocationsPerFrame = figures.allocationsPerFrame
             result.regime = description
             result.cpuPerWall = figures.cpuPerWall
             if let libyuv {
                 result.libyuvFps = libyuv.1.median
                 result.libyuvPath = libyuv.0
-                result.ratioToLibyuv = figures.median / libyuv.1.median
-                let ours = Measure.median(figures.fpsPerCPUSecond)
+                result.ratioToLibyuv = Measure.pairedRatio(figures.fps, libyuv.1.fps)
                 let theirs = Measure.median(libyuv.1.fpsPerCPUSecond)
                 result.libyuvFpsPerCPUSecond = theirs
-                if theirs > 0 { result.ratioToLibyuvCPU = ours / theirs }
+                if theirs > 0 {
+                    result.ratioToLibyuvCPU = Measure.pairedRatio(figures.fpsPerCPUSecond, libyuv.1.fpsPerCPUSecond)
+                }
             }
             result.fpsPerCPUSecond = Measure.median(figures.fpsPerCPUSecond)
             result.swscaleFps = swscaleFigures.median
-            result.ratioToSwscale = figures.median / swscaleFigures.median
+            result.ratioToSwscale = Measure.pairedRatio(figures.fps, swscaleFigures.fps)
             if let peer {
                 result.peer = peer.0
                 result.peerFps = peer.1

@@ -36,6 +36,18 @@ enum Measure {
         var median: Double { Measure.median(fps) }
     }
 
+    /// How `a` compares with `b` measured in the same interleaved runs: the median over repeats of
+    /// `a`'s figure over `b`'s in that repeat. The two ran seconds apart in every repeat, so a
+    /// machine that slows down or speeds up between repeats (another tenant, the host's memory
+    /// traffic) moves both sides of each ratio alike: steadier than the ratio of the medians,
+    /// which pairs figures from different repeats.
+    static func pairedRatio(_ a: [Double], _ b: [Double]) -> Double {
+        guard !a.isEmpty, a.count == b.count else {
+            return b.isEmpty || median(b) == 0 ? 0 : median(a) / median(b)
+        }
+        return median(zip(a, b).map { $1 > 0 ? $0 / $1 : 0 })
+    }
+
     static func median(_ values: [Double]) -> Double {
         let sorted = values.sorted()
         guard !sorted.isEmpty else { return 0 }
