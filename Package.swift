@@ -62,9 +62,15 @@ let package = Package(
             name: "CSwresample",
             linkerSettings: [.linkedLibrary("swresample"), .linkedLibrary("avutil")]
         ),
+        // glibc's CPU-affinity calls (GNU extensions the Glibc module leaves out): band threads
+        // are placed on another CPU than the thread that wakes them.
+        .target(name: "CThreads"),
         .target(
             name: "Viewfinder",
-            dependencies: ["CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG"]
+            dependencies: [
+                "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
+                "CThreads",
+            ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
         // do not compile it in.

@@ -134,6 +134,29 @@ struct ConversionTests {
         #expect(odd.bandCount == 1)
     }
 
+    // The sleeps are the behaviour under test, not a wait for something to happen: a band thread
+    // parked across a camera-like frame gap, on a machine whose other CPU idled meanwhile, is the
+    // case where Linux wakes it onto the caller's CPU (on the project VM for 148 of 150 frames at
+    // 30 fps without the placement), and the bands then run one after the other.
+    @Test(
+        "Band threads start on another CPU than the caller's, also after a camera-like frame gap",
+        .enabled(if: BandWorkers.usableCPUCount >= 2, "needs two usable CPUs"))
+    func bandThreadsRunBesideTheCaller() throws {
+        let hd = CaptureDevice.Dimensions(width: 1920, height: 1080)
+        let converter = try PixelConverter(from: .yuyv, size: hd, to: .bgra, size: hd, options: .init(threadCount: 2))
+        #expect(converter.bandCount == 2)
+        #expect(converter.placesBandThreads)
+        let source = try patternBuffer(.yuyv, hd)
+        let destination = try makeBuffer(.bgra, hd)
+        for frame in 0..<10 {
+            if frame > 0 { usleep(25_000) }
+            try converter.convert(source, into: destination)
+            let cpus = converter.lastBandCPUs
+            #expect(cpus.count == 2 && cpus.allSatisfy { $0 >= 0 }, "frame \(frame): CPUs \(cpus)")
+            #expect(cpus.first != cpus.last, "frame \(frame): both bands started on CPU \(cpus[0])")
+        }
+    }
+
     @Test("Every pair runs on libyuv at native size and with a 2x downscale")
     func everyPairUsesLibyuv() {
         let hd = CaptureDevice.Dimensions(width: 1920, height: 1080)

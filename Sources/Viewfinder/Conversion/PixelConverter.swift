@@ -350,6 +350,13 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         }
     }
 
+    /// The CPU each band started on in the last conversion, band 0 (the caller's) first; empty
+    /// with one band.
+    var lastBandCPUs: [Int32] { workers?.lastBandCPUs ?? [] }
+
+    /// Whether the band threads are kept off the caller's CPU (``BandWorkers``).
+    var placesBandThreads: Bool { workers?.placesWorkers ?? false }
+
     /// Runs every band, concurrently when there is more than one; the first failing status or 0.
     private func runBands(_ source: ImageView, _ destination: ImageView) -> Int32 {
         guard let workers else { return runBand(0, source, destination) }
