@@ -123,15 +123,16 @@ final class BandWorkers: @unchecked Sendable {  // unchecked: job state handed o
             count += 1
         }
         guard count > 0 else { return }
-        for index in 0..<workerCount where vf_set_thread_cpus(threads[index], workerCPUs.baseAddress, Int32(count)) != 0
-        {
-            // Refused (the process's CPUs changed under it): give the workers back every CPU
-            // they had and leave placement to the scheduler from now on.
-            placementFailed = true
-            for other in 0..<workerCount {
-                _ = vf_set_thread_cpus(threads[other], allowedCPUs.baseAddress, Int32(allowedCPUs.count))
+        for index in 0..<workerCount {
+            guard vf_set_thread_cpus(threads[index], workerCPUs.baseAddress, Int32(count)) == 0 else {
+                // Refused (the process's CPUs changed under it): give the workers back every CPU
+                // they had and leave placement to the scheduler from now on.
+                placementFailed = true
+                for other in 0..<workerCount {
+                    _ = vf_set_thread_cpus(threads[other], allowedCPUs.baseAddress, Int32(allowedCPUs.count))
+                }
+                return
             }
-            return
         }
         placedFor = cpu
     }
