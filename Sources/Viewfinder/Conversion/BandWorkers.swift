@@ -38,12 +38,12 @@ final class BandWorkers: @unchecked Sendable {  // unchecked: job state handed o
     /// The worker threads, as each registered itself before its first wait.
     private let threads: UnsafeMutableBufferPointer<pthread_t>
     /// The CPUs the creating thread may run on, and scratch for those the workers may use.
-    private let allowedCPUs: UnsafeMutableBufferPointer<Int32>
+    private let allowedCPUs: [Int32]
     private let workerCPUs: UnsafeMutableBufferPointer<Int32>
-    /// The caller's CPU when the workers were last placed (-1: not yet), and whether placing
-    /// failed (then it is not tried again).
+    /// The caller's CPU when the workers were last placed (-1: not yet), and whether placement
+    /// is off (one usable CPU, or the system refused it once).
     private var placedFor: Int32 = -1
-    private var placementFailed = false
+    private var placementOff = false
     /// The CPU each band started on in the last frame (band 0: the caller's).
     private let bandCPUs: UnsafeMutableBufferPointer<Int32>
 
@@ -57,15 +57,13 @@ final class BandWorkers: @unchecked Sendable {  // unchecked: job state handed o
         bandCPUs.initialize(repeating: -1)
         threads = .allocate(capacity: max(1, workerCount))
         threads.initialize(repeating: pthread_t())
-        let capacity = 1024
-        let scratch = UnsafeMutableBufferPointer<Int32>.allocate(capacity: capacity)
-        let allowed = Int(max(0, min(Int32(capacity), vf_allowed_cpus(scratch.baseAddress, Int32(capacity)))))
-        allowedCPUs = .allocate(capacity: max(1, allowed))
-        _ = allowedCPUs.initialize(from: scratch.prefix(allowed))
-        scratch.deallocate()
-        workerCPUs = .allocate(capacity: max(1, allowed))
+        let capacity = Self.usableCPUCount
+        allowedCPUs = Array(unsafeUninitializedCapacity: capacity) { buffer, count in
+            count = Int(max(0, min(Int32(capacity), vf_allowed_cpus(buffer.baseAddress, Int32(capacity)))))
+        }
+        workerCPUs = .allocate(capacity: max(1, allowedCPUs.count))
         workerCPUs.initialize(repeating: -1)
-        placementFailed = allowed < 2
+        placementOff = allowedCPUs.count < 2
         let registered = DispatchSemaphore(value: 0)
         for index in 0..<workerCount {
             let thread = Thread { [self] in
@@ -84,7 +82,6 @@ final class BandWorkers: @unchecked Sendable {  // unchecked: job state handed o
         statuses.deallocate()
         bandCPUs.deallocate()
         threads.deallocate()
-        allowedCPUs.deallocate()
         workerCPUs.deallocate()
     }
 
@@ -111,12 +108,12 @@ final class BandWorkers: @unchecked Sendable {  // unchecked: job state handed o
 
     /// Whether the band threads are kept off the caller's CPU (more than one usable CPU, and the
     /// system let them be placed).
-    var placesWorkers: Bool { !placementFailed }
+    var placesWorkers: Bool { !placementOff }
 
     /// Restricts the workers to every usable CPU but `cpu` (see the type's summary), unless they
     /// already are.
     private func placeWorkers(awayFrom cpu: Int32) {
-        guard !placementFailed, cpu >= 0, cpu != placedFor else { return }
+        guard !placementOff, cpu >= 0, cpu != placedFor else { return }
         var count = 0
         for candidate in allowedCPUs where candidate != cpu {
             workerCPUs[count] = candidate
@@ -127,9 +124,9 @@ final class BandWorkers: @unchecked Sendable {  // unchecked: job state handed o
             guard vf_set_thread_cpus(threads[index], workerCPUs.baseAddress, Int32(count)) == 0 else {
                 // Refused (the process's CPUs changed under it): give the workers back every CPU
                 // they had and leave placement to the scheduler from now on.
-                placementFailed = true
+                placementOff = true
                 for other in 0..<workerCount {
-                    _ = vf_set_thread_cpus(threads[other], allowedCPUs.baseAddress, Int32(allowedCPUs.count))
+                    _ = vf_set_thread_cpus(threads[other], allowedCPUs, Int32(allowedCPUs.count))
                 }
                 return
             }
