@@ -1,3 +1,4 @@
+import CYUV
 import Testing
 
 @testable import Viewfinder
@@ -203,6 +204,45 @@ struct ConversionTests {
             }
             #expect(error?.code == code)
             #expect(error?.message.isEmpty == false)
+        }
+    }
+
+    @Test(
+        "BGRA to NV12 row pair by row pair is libyuv's ARGBToNV12 (video range) or J420 interleaved (full range), byte for byte, at any width, without writing past the rows",
+        arguments: [false, true])
+    func bgraToNV12MatchesLibyuv(fullRange: Bool) {
+        var state: UInt64 = 0x5EED
+        for (width, height) in [(1, 1), (2, 2), (3, 3), (33, 2), (65, 7), (127, 4), (640, 6), (1918, 3), (1920, 4)] {
+            let half = (width + 1) / 2
+            let halfHeight = (height + 1) / 2
+            // Strides of the width exactly and one allocation per plane with a guard tail, so
+            // a write past a row's end lands in the next row (and differs) or in the guard.
+            let guardBytes = 256
+            var source = [UInt8](repeating: 0, count: width * 4 * height)
+            for index in source.indices {
+                state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+                source[index] = UInt8(truncatingIfNeeded: state >> 56)
+            }
+            var y = [UInt8](repeating: 0xA5, count: width * height + guardBytes)
+            var uv = [UInt8](repeating: 0xA5, count: 2 * half * halfHeight + guardBytes)
+            var expectedY = y
+            var expectedUV = uv
+            var u = [UInt8](repeating: 0, count: half * halfHeight)
+            var v = u
+            var scratch = [UInt8](repeating: 0, count: YUVKernel.scratchBytes(width: width))
+            let (w, h, sw, half32) = (Int32(width), Int32(height), Int32(4 * width), Int32(half))
+            let status = vf_argb_to_nv12(
+                source, sw, &y, w, &uv, 2 * half32, w, h, fullRange ? 1 : 0, &scratch)
+            #expect(status == 0)
+            if fullRange {
+                #expect(ARGBToJ420(source, sw, &expectedY, w, &u, half32, &v, half32, w, h) == 0)
+                MergeUVPlane(u, half32, v, half32, &expectedUV, 2 * half32, half32, Int32(halfHeight))
+            } else {
+                #expect(ARGBToNV12(source, sw, &expectedY, w, &expectedUV, 2 * half32, w, h) == 0)
+            }
+            // The first byte that differs (nil: none), not two arrays of up to 2 MB in a failure.
+            #expect(y.indices.first { y[$0] != expectedY[$0] } == nil, "luma at \(width)x\(height)")
+            #expect(uv.indices.first { uv[$0] != expectedUV[$0] } == nil, "chroma at \(width)x\(height)")
         }
     }
 }

@@ -15,11 +15,9 @@ struct ConversionRoute: Sendable {
     /// The sum of the steps' costs.
     var cost: Double
 
-    /// Whether the route runs strip by strip through scratch (it halves, has several steps, or
-    /// a kernel needs scratch); otherwise each band is one kernel call.
-    var runsInStrips: Bool {
-        halving != nil || kernels.count > 1 || kernels.contains { $0.needsScratch && !$0.runsAloneOnBands }
-    }
+    /// Whether the route runs strip by strip through scratch (it halves or has several steps);
+    /// otherwise each band is one kernel call.
+    var runsInStrips: Bool { halving != nil || kernels.count > 1 }
 
     /// The steps in the route.
     var stepCount: Int { kernels.count + (halving == nil ? 0 : 1) }

@@ -71,7 +71,8 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     private let plan: Plan
     /// Destination rows of each band.
     private let bands: [Range<Int>]
-    /// One scratch per band, for routes that halve or take more than one step.
+    /// One scratch per band, for routes that halve, take more than one step, or whose kernel
+    /// needs scratch.
     private let bandScratch: [BandScratch]
     /// The two steps of a composite plan, and the whole frame between them.
     private let composite: (first: PixelConverter, scratch: PixelBuffer, second: PixelConverter)?
@@ -108,7 +109,7 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
             halvingRegions = halving.regions
             let needsScratch = route.kernels.contains { $0.needsScratch }
             kernel = ConversionScratch(
-                regionSizes: needsScratch ? [YUVKernel.scratchBytes(width: width, rows: stripRows)] : [])
+                regionSizes: needsScratch ? [YUVKernel.scratchBytes(width: width)] : [])
             kernelRegion = kernel.regions.first
             let geometries = route.intermediates.map { format in
                 (0..<format.planeCount).map {
@@ -210,7 +211,9 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
                 ? destinationSize.height : ((index + 1) * destinationSize.height / bandCount) & ~1
             return lower..<upper
         }
-        if case .route(let route, let stripRows) = plan, route.runsInStrips {
+        if case .route(let route, let stripRows) = plan,
+            route.runsInStrips || route.kernels.contains(where: \.needsScratch)
+        {
             bandScratch = (0..<bandCount).map { _ in
                 BandScratch(route: route, width: destinationSize.width, stripRows: stripRows)
             }
@@ -367,7 +370,8 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         guard case .route(let route, let stripRows) = plan else { return -1 }
         let rows = bands[index]
         if !route.runsInStrips, let kernel = route.kernels.first {
-            return kernel.run(source.rows(rows), destination.rows(rows), nil)
+            let scratch = bandScratch.isEmpty ? nil : bandScratch[index].kernelRegion
+            return kernel.run(source.rows(rows), destination.rows(rows), scratch)
         }
         let scratch = bandScratch[index]
         let sourceRowFactor = route.halving == nil ? 1 : 2

@@ -13,27 +13,23 @@ struct YUVKernel: Sendable {
     /// Relative cost, for choosing routes: 1 for a plain pass, more for passes through RGB
     /// (which round and clip) and for range tables (which round once more).
     let cost: Double
-    /// Whether `run` needs `scratch`: two chroma planes of half the width and height of the rows
-    /// it converts (``scratchBytes(width:rows:)``). libyuv's own functions for these pairs
-    /// allocate such rows on every call; the converter's scratch is allocated once.
+    /// Whether `run` needs `scratch`: one row pair's chroma, ``scratchBytes(width:)`` long, for
+    /// any number of rows. libyuv's own function for such a pair allocates it on every call; the
+    /// converter's scratch is allocated once per band.
     let needsScratch: Bool
-    /// Whether, as the only step of a route, the kernel runs on whole bands without scratch
-    /// (`scratch` nil) even though it ``needsScratch`` in strip routes.
-    let runsAloneOnBands: Bool
     let run: @Sendable (_ source: ImageView, _ destination: ImageView, _ scratch: UnsafeMutablePointer<UInt8>?) -> Int32
 
     init(
-        cost: Double = 1, needsScratch: Bool = false, runsAloneOnBands: Bool = false,
+        cost: Double = 1, needsScratch: Bool = false,
         run: @escaping @Sendable (ImageView, ImageView, UnsafeMutablePointer<UInt8>?) -> Int32
     ) {
         self.cost = cost
         self.needsScratch = needsScratch
-        self.runsAloneOnBands = runsAloneOnBands
         self.run = run
     }
 
-    /// The scratch bytes a kernel that ``needsScratch`` uses for `rows` rows `width` wide.
-    static func scratchBytes(width: Int, rows: Int) -> Int { 2 * ((width + 1) / 2) * ((rows + 1) / 2) }
+    /// The scratch bytes a kernel that ``needsScratch`` uses for rows `width` wide.
+    static func scratchBytes(width: Int) -> Int { vf_argb_to_nv12_scratch_bytes(Int32(width)) }
 
     /// Every format a kernel starts or ends at.
     static let formats: [PixelFormat] = [.yuyv, .nv12VideoRange, .nv12FullRange, .bgra, .i420]
@@ -57,27 +53,16 @@ struct YUVKernel: Sendable {
                 NV12ToI420(s.c0, s.s0, s.c1, s.s1, d.m0, d.s0, d.m1, d.s1, d.m2, d.s2, s.w, s.h)
             }
         case (.bgra, .nv12VideoRange), (.bgra, .nv12FullRange):
-            // Alone on a band (video range): libyuv's direct ARGBToNV12, which converts a row pair
-            // to Y, U and V and interleaves the chroma while it is in cache. It mallocs that row
-            // pair's chroma once per call, so once per band and frame. In a strip route (the
-            // halving path calls a kernel per strip of a few rows, where that malloc would come many
-            // times a frame) and for full range (libyuv has no "J" NV12): planar chroma into
-            // scratch, then interleaved; the same libyuv row functions, so the same bytes. libyuv's
-            // "J420" is BT.601 full range.
-            let fullRange = destination == .nv12FullRange
-            return YUVKernel(cost: rgb, needsScratch: true, runsAloneOnBands: !fullRange) { s, d, scratch in
-                guard let u = scratch else {
-                    return fullRange ? -1 : ARGBToNV12(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, s.w, s.h)
-                }
-                let half = s.halfW
-                let v = u + Int(half) * Int(s.halfH)
-                let status =
-                    fullRange
-                    ? ARGBToJ420(s.c0, s.s0, d.m0, d.s0, u, half, v, half, s.w, s.h)
-                    : ARGBToI420(s.c0, s.s0, d.m0, d.s0, u, half, v, half, s.w, s.h)
-                if status != 0 { return status }
-                MergeUVPlane(u, half, v, half, d.m1, d.s1, half, s.halfH)
-                return 0
+            // A row pair at a time with libyuv's row functions (`vf_argb_to_nv12`): what
+            // libyuv's ARGBToNV12 does, the chroma interleaved while in cache, but with the row
+            // pair's chroma in the converter's scratch (ARGBToNV12 mallocs it on every call) and
+            // with libyuv's full-range ("J", BT.601 full range) rows too, which ARGBToNV12 lacks.
+            // Through planar chroma in scratch and MergeUVPlane instead, strip by strip, it cost
+            // 3–9 % more at 1080p.
+            let fullRange: Int32 = destination == .nv12FullRange ? 1 : 0
+            return YUVKernel(cost: rgb, needsScratch: true) { s, d, scratch in
+                guard let scratch else { return -1 }
+                return vf_argb_to_nv12(s.c0, s.s0, d.m0, d.s0, d.m1, d.s1, s.w, s.h, fullRange, scratch)
             }
         case (.bgra, .i420):
             return YUVKernel(cost: rgb) { s, d, _ in
