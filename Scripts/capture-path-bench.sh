@@ -178,32 +178,62 @@ print(f"{usage.ru_utime + usage.ru_stime:.6f}")
 PY
 }
 
-# CPU-ms per frame: the median over $repeats of (cpu(long) - cpu(short)) / (long - short).
-# Arguments: tool, camera format, case, width, height (or, for "turbojpeg", the JPEG file, planes|bgra,
-# destination buffers).
-slope() {
+# One sample of a tool's CPU-ms per frame: (cpu(long) - cpu(short)) / (long - short), or "fail".
+# Arguments: tool, camera format, case, width, height (or, for "turbojpeg", the JPEG file,
+# planes|bgra, destination buffers).
+sample() {
     local tool=$1
     shift
-    local values=()
-    for _ in $(seq "$repeats"); do
-        local a b
-        if [ "$tool" = turbojpeg ]; then
-            a=$(cpu_of "$work/turbojpeg_floor $1 $2 $short $3")
-            b=$(cpu_of "$work/turbojpeg_floor $1 $2 $long $3")
-        else
-            a=$(cpu_of "$(command_for "$tool" "$@" "$short")")
-            b=$(cpu_of "$(command_for "$tool" "$@" "$long")")
-        fi
-        if [ "$a" = fail ] || [ "$b" = fail ]; then echo "fail"; return; fi
-        values+=("$(python3 -c "print(($b - $a) * 1000 / ($long - $short))")")
-    done
-    python3 -c "import statistics,sys; print(f'{statistics.median(map(float, sys.argv[1:])):.2f}')" "${values[@]}"
+    local a b
+    if [ "$tool" = turbojpeg ]; then
+        a=$(cpu_of "$work/turbojpeg_floor $1 $2 $short $3")
+        b=$(cpu_of "$work/turbojpeg_floor $1 $2 $long $3")
+    else
+        a=$(cpu_of "$(command_for "$tool" "$@" "$short")")
+        b=$(cpu_of "$(command_for "$tool" "$@" "$long")")
+    fi
+    if [ "$a" = fail ] || [ "$b" = fail ]; then echo fail; return; fi
+    python3 -c "print(($b - $a) * 1000 / ($long - $short))"
 }
 
-ratio() {
-    python3 -c "import sys
-try: print(f'{float(sys.argv[1]) / float(sys.argv[2]):.{sys.argv[3]}f}×')
-except Exception: print('–')" "$1" "$2" "${3:-1}"
+# Samples the contenders named in the arguments (each one's sample() arguments in args[name])
+# interleaved, $repeats times: every repeat runs each once, starting with a different one and
+# reversing the direction every other repeat (as viewfinder-bench's Measure.order does), so none
+# always follows the same other work, and a machine whose speed drifts over tens of seconds (by
+# 10-25 % on the VMs this ran on) moves the contenders of one repeat alike. Appends to
+# samples[name], one value per repeat.
+declare -A args samples
+interleave() {
+    local names=("$@")
+    local n=$# r k step
+    for r in $(seq 0 $((repeats - 1))); do
+        step=1
+        [ $((r % 2)) -eq 1 ] && step=$((n - 1))
+        for k in $(seq 0 $((n - 1))); do
+            local name=${names[$(((r + k * step) % n))]}
+            # shellcheck disable=SC2086  # the arguments are words
+            samples[$name]+="$(sample ${args[$name]}) "
+        done
+    done
+}
+
+# The median of a contender's samples, "fail" if one failed, "–" if it did not run.
+median_of() {
+    python3 -c "import statistics,sys
+values = sys.argv[1].split()
+if not values: print('–')
+elif 'fail' in values: print('fail')
+else: print(f'{statistics.median(map(float, values)):.2f}')" "${samples[$1]:-}"
+}
+
+# The median over the repeats of a's sample over b's from the same repeat ("–" when either is
+# missing or failed).
+paired() {
+    python3 -c "import statistics,sys
+a, b = sys.argv[1].split(), sys.argv[2].split()
+try:
+    print(f'{statistics.median(float(x) / float(y) for x, y in zip(a, b, strict=True)):.{sys.argv[3]}f}×')
+except Exception: print('–')" "${samples[$1]:-}" "${samples[$2]:-}" "${3:-1}"
 }
 
 cases=("yuyv native" "yuyv bgra" "yuyv nv12" "mjpeg nv12" "mjpeg bgra")
@@ -215,7 +245,7 @@ fi
 peers=${CAPTURE_PATH_PEERS:-1}
 
 {
-    echo "CPU-ms per delivered frame (user + system of the whole process; slope between $short and $long frames; median of $repeats)."
+    echo "CPU-ms per delivered frame (user + system of the whole process; slope between $short and $long frames; median of $repeats repeats, each running every contender of a row once, interleaved: the first rotated and the direction reversed every other repeat). Ratios are the median of the same-repeat ratios."
     echo "The fake camera is unpaced and copies each frame into the dequeued buffer (its own cost is the \"fake camera alone\" column)."
     echo "MJPEG frames: testsrc2 with per-pixel luma noise, 4:2:2, quality 85, $(cat "$work/720.bpp") bit/pixel at 1280x720 and $(cat "$work/1080.bpp") at 1920x1080;"
     echo "MJPEG → NV12 is full-range NV12 for all three. \"TurboJPEG alone\" decodes the same JPEG file the fake serves, on one thread, to planar 4:2:2 (NV12 rows) or BGRA:"
@@ -226,36 +256,37 @@ peers=${CAPTURE_PATH_PEERS:-1}
 } | tee "${CAPTURE_PATH_OUT:-/dev/null}"
 for size in "${sizes[@]}"; do
     read -r width height <<< "$size"
-    fake_yuyv=$(slope fake yuyv native "$width" "$height")
-    fake_mjpeg=$(slope fake mjpeg native "$width" "$height")
+    samples=()
+    args[fake_yuyv]="fake yuyv native $width $height"
+    args[fake_mjpeg]="fake mjpeg native $width $height"
+    interleave fake_yuyv fake_mjpeg
     for case_ in "${cases[@]}"; do
         read -r source conversion <<< "$case_"
-        vf=$(slope viewfinder "$source" "$conversion" "$width" "$height")
-        ff="–"
-        gs="–"
+        names=(viewfinder)
+        args[viewfinder]="viewfinder $source $conversion $width $height"
         if [ "$peers" != 0 ]; then
-            ff=$(slope ffmpeg "$source" "$conversion" "$width" "$height")
-            gs=$(slope gstreamer "$source" "$conversion" "$width" "$height")
+            args[ffmpeg]="ffmpeg $source $conversion $width $height"
+            args[gstreamer]="gstreamer $source $conversion $width $height"
+            names+=(ffmpeg gstreamer)
         fi
+        for name in viewfinder ffmpeg gstreamer turbojpeg turbojpeg_n; do samples[$name]=""; done
         if [ "$source" = mjpeg ]; then
-            fk=$fake_mjpeg
             floor_mode=planes
             [ "$conversion" = bgra ] && floor_mode=bgra
-            tj=$(slope turbojpeg "$work/$height.jpg" "$floor_mode" 1)
-            tjn=$(slope turbojpeg "$work/$height.jpg" "$floor_mode" "$floor_buffers")
-            label="MJPEG → ${conversion^^}"
-            over="$(ratio "$vf" "$tj" 2)"
-            overn="$(ratio "$vf" "$tjn" 2)"
-        else
-            fk=$fake_yuyv
-            tj="–"
-            tjn="–"
-            label="YUYV → ${conversion^^}"
-            [ "$conversion" = native ] && label="YUYV native"
-            over="–"
-            overn="–"
+            # The floor right beside Viewfinder, in either direction.
+            args[turbojpeg]="turbojpeg $work/$height.jpg $floor_mode 1"
+            args[turbojpeg_n]="turbojpeg $work/$height.jpg $floor_mode $floor_buffers"
+            names=(turbojpeg "${names[@]}" turbojpeg_n)
         fi
-        echo "| $label | ${width}x${height} | $vf | $ff | $gs | $fk | $tj | $tjn | $over | $overn | $(ratio "$ff" "$vf") | $(ratio "$gs" "$vf") |" \
+        interleave "${names[@]}"
+        fk=$(median_of fake_yuyv)
+        label="YUYV → ${conversion^^}"
+        [ "$conversion" = native ] && label="YUYV native"
+        if [ "$source" = mjpeg ]; then
+            fk=$(median_of fake_mjpeg)
+            label="MJPEG → ${conversion^^}"
+        fi
+        echo "| $label | ${width}x${height} | $(median_of viewfinder) | $(median_of ffmpeg) | $(median_of gstreamer) | $fk | $(median_of turbojpeg) | $(median_of turbojpeg_n) | $(paired viewfinder turbojpeg 2) | $(paired viewfinder turbojpeg_n 2) | $(paired ffmpeg viewfinder) | $(paired gstreamer viewfinder) |" \
             | tee -a "${CAPTURE_PATH_OUT:-/dev/null}"
     done
 done

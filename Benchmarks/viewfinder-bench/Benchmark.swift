@@ -41,6 +41,11 @@ struct BenchmarkResult: Encodable {
     var latencyP99Us: Double?
     /// CPU time (all threads) per recorded frame, in milliseconds (recording and MJPEG benchmarks).
     var cpuMsPerFrame: Double?
+    /// CPU per frame over the floor's, paired within each repeat: the median over the repeats,
+    /// and the smallest and largest (MJPEG benchmarks).
+    var cpuRatioToFloor: Double?
+    var cpuRatioToFloorMin: Double?
+    var cpuRatioToFloorMax: Double?
     /// The peer's CPU time per frame, in milliseconds (recording benchmarks).
     var peerCpuMsPerFrame: Double?
     /// Cache regime of a conversion ("cold 256 MiB", "hot 12 MiB": the ring's span).

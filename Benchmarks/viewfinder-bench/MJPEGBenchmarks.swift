@@ -10,9 +10,10 @@ import Viewfinder
 /// NV12 and to BGRA, by Viewfinder's decoder on one core and on two (two decoders on two threads,
 /// as the video data output's two lanes run), against TurboJPEG alone (to planar YUV or straight to
 /// BGRA, the floor), ffmpeg's MJPEG decoder and libv4lconvert's emulation (what libv4l2 hands an
-/// application that asks an MJPEG camera for YU12 or BGR24) on the same frames, in the same run. Each repeat
-/// rotates the contenders' order and gives each an untimed pre-roll; figures are frames per second
-/// and CPU milliseconds per frame (process CPU time, user + system, over the frames).
+/// application that asks an MJPEG camera for YU12 or BGR24) on the same frames, in the same run.
+/// Each repeat rotates the contenders' order (reversed every other repeat,
+/// ``Measure/order(repeat:count:)``) and gives each an untimed pre-roll; figures are frames per
+/// second and CPU milliseconds per frame (process CPU time, user + system, over the frames).
 enum MJPEGBenchmarks {
     static let sizes = [(1280, 720), (1920, 1080)]
     static let targets: [(label: String, format: PixelFormat, ffmpeg: String)] = [
@@ -85,10 +86,12 @@ enum MJPEGBenchmarks {
     ) throws -> [BenchmarkResult] {
         let jpegs = try frames(size)
         let bitsPerPixel = Double(jpegs.map(\.count).reduce(0, +) * 8) / Double(jpegs.count * size.width * size.height)
+        // The floor right beside Viewfinder's one core (the comparison that matters most), in
+        // either direction the repeats run.
         var contenders: [Contender] = [
             try viewfinder(jpegs, size, target.format, threads: 1),
-            try viewfinder(jpegs, size, target.format, threads: 2),
             try turboJPEG(jpegs, size, bgra: target.format == .bgra),
+            try viewfinder(jpegs, size, target.format, threads: 2),
         ]
         contenders.append(libv4lconvert(jpegs, size, bgra: target.format == .bgra))
         if let ffmpeg = settings.ffmpeg, let input = FFmpegMJPEG(ffmpeg: ffmpeg, frames: jpegs) {
@@ -110,8 +113,7 @@ enum MJPEGBenchmarks {
         var cpu = [[Double]](repeating: [], count: contenders.count)
         var cpuPerWall = [[Double]](repeating: [], count: contenders.count)
         for repeatIndex in 0..<settings.repeats {
-            for offset in contenders.indices {
-                let index = (offset + repeatIndex) % contenders.count
+            for index in Measure.order(repeat: repeatIndex, count: contenders.count) {
                 _ = try contenders[index].run(jpegs.count)  // untimed pre-roll
                 guard let run = try contenders[index].run(framesPerRun[index]) else { continue }
                 fps[index].append(Double(run.frames) / run.seconds)
@@ -120,7 +122,7 @@ enum MJPEGBenchmarks {
             }
         }
         let medians = fps.map { Measure.Figures(fps: $0, allocationsPerFrame: 0).median }
-        let floorIndex = 2
+        let (oneCore, floorIndex, twoLanes) = (0, 1, 2)
         return contenders.indices.map { index in
             let figures = Measure.Figures(fps: fps[index], allocationsPerFrame: 0)
             let cpuSorted = cpu[index].sorted()
@@ -136,7 +138,16 @@ enum MJPEGBenchmarks {
             result.note =
                 ([String(format: "%.2f bit/pixel", bitsPerPixel)] + [contenders[index].note].compactMap { $0 })
                 .joined(separator: "; ")
-            result.ratioToPeer = index == 1 && medians[0] > 0 ? figures.median / medians[0] : nil
+            result.ratioToPeer = index == twoLanes && medians[oneCore] > 0 ? figures.median / medians[oneCore] : nil
+            // CPU per frame over the floor's in the same repeat (the machine's speed drifts by
+            // 10–25 % over tens of seconds here; both sides of a same-repeat ratio drift alike):
+            // the median and the spread over the repeats.
+            if index != floorIndex, cpu[index].count == cpu[floorIndex].count, !cpu[index].isEmpty {
+                let ratios = zip(cpu[index], cpu[floorIndex]).map { $1 > 0 ? $0 / $1 : 0 }
+                result.cpuRatioToFloor = Measure.median(ratios)
+                result.cpuRatioToFloorMin = ratios.min()
+                result.cpuRatioToFloorMax = ratios.max()
+            }
             return result
         }
     }

@@ -60,9 +60,21 @@ enum Measure {
         try withoutActuallyEscaping(body) { try interleaved(settings, [$0])[0] }
     }
 
-    /// Measures several contenders fairly. Every repeat runs all of them, in an order rotated by
-    /// one each repeat (repeat r starts with contender r mod n), so none always follows the same
-    /// other work. Right before each timed run the contender runs untimed (a pre-roll of at least
+    /// The order `count` contenders run in during repeat `repeatIndex`: starting with contender
+    /// `repeatIndex` mod `count`, forwards on even repeats and backwards on odd ones. Rotating
+    /// alone changes only who goes first: every contender would still run right after the same
+    /// other one (its left neighbour) in every repeat but one, so whatever that neighbour leaves
+    /// behind (caches, a slower host) would fall on it alone. Backwards, its right neighbour
+    /// precedes it, so each contender follows both of its neighbours, in alternate repeats.
+    static func order(repeat repeatIndex: Int, count: Int) -> [Int] {
+        guard count > 0 else { return [] }
+        let step = repeatIndex % 2 == 0 ? 1 : count - 1
+        return (0..<count).map { (repeatIndex + $0 * step) % count }
+    }
+
+    /// Measures several contenders fairly. Every repeat runs all of them, in the order
+    /// ``order(repeat:count:)`` gives (the first contender rotated, the direction reversed every
+    /// other repeat), so none always follows the same other work. Right before each timed run the contender runs untimed (a pre-roll of at least
     /// `preRollFrames` frames and 50 ms, or a tenth of the run): whatever ran first after
     /// different work pays a warm-up of 10–20 frames (caches, branch predictors, page mappings,
     /// frequency), which the pre-roll absorbs. A timed run lasts at least `settings.runSeconds`
@@ -80,8 +92,7 @@ enum Measure {
         var index = [Int](repeating: 0, count: bodies.count)
         let preRollSeconds = max(0.05, settings.runSeconds / 10)
         for repeatIndex in 0..<settings.repeats {
-            for step in 0..<bodies.count {
-                let contender = (repeatIndex + step) % bodies.count
+            for contender in order(repeat: repeatIndex, count: bodies.count) {
                 let body = bodies[contender]
                 // Untimed pre-roll.
                 var preRolled = 0

@@ -26,8 +26,8 @@ import Viewfinder
 /// written to a file with one `write(2)` per frame) and `ffmpeg -c:v copy` of the same `.mkv`
 /// into a `.mov` with the same fragment flags. Every contender ends with an fsync of its file
 /// (ours does it before `didFinishRecordingTo`; the floor and ffmpeg's file get one in the timed
-/// window), so all pay the same disk. Each repeat rotates the order, each timed run follows an
-/// untimed pre-roll run.
+/// window), so all pay the same disk. Each repeat rotates the order (reversed every other repeat),
+/// each timed run follows an untimed pre-roll run.
 enum RecordingBenchmarks {
     static let sizes = [(1280, 720), (1920, 1080)]
 
@@ -212,8 +212,7 @@ enum RecordingBenchmarks {
         var fps = [[Double]](repeating: [], count: contenders.count)
         var cpu = [[Double]](repeating: [], count: contenders.count)
         for repeatIndex in 0..<settings.repeats {
-            for offset in contenders.indices {
-                let index = (offset + repeatIndex) % contenders.count
+            for index in Measure.order(repeat: repeatIndex, count: contenders.count) {
                 _ = try contenders[index].run(30)  // untimed pre-roll
                 guard let run = try contenders[index].run(framesPerRun[index]) else { continue }
                 fps[index].append(Double(run.frames) / run.seconds)

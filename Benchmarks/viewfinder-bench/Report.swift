@@ -111,16 +111,17 @@ struct ReportTable: Sendable {
         ])
 
     /// MJPEG decoding: one line per size and format with every contender's median fps and CPU-ms
-    /// per frame; ratios of Viewfinder's CPU per delivered frame over the TurboJPEG floor's, of two
+    /// per frame; ratios of Viewfinder's CPU per delivered frame over the TurboJPEG floor's (paired
+    /// within each repeat: their median, and the smallest and largest), of two
     /// lanes' fps over one core's, and of libv4lconvert's CPU per frame over Viewfinder's.
     static let mjpeg = ReportTable(
         group: "mjpeg",
         columns: [
             "frames", "→ format", "Viewfinder 1 core fps", "CPU-ms", "Viewfinder 2 lanes fps", "CPU-ms",
             "2 lanes CPU/wall", "2 lanes ×1 core (fps)", "TurboJPEG floor fps", "CPU-ms", "Viewfinder CPU ×floor",
-            "ffmpeg -threads 1 fps", "CPU-ms", "ffmpeg -threads 2 fps", "libv4lconvert fps", "CPU-ms",
-            "libv4lconvert CPU ×Viewfinder", "libv4lconvert emulates",
-        ].enumerated().map { index, header in (header, index >= 2 && index != 17, { _ in "" }) },
+            "×floor per repeat", "ffmpeg -threads 1 fps", "CPU-ms", "ffmpeg -threads 2 fps", "libv4lconvert fps",
+            "CPU-ms", "libv4lconvert CPU ×Viewfinder", "libv4lconvert emulates",
+        ].enumerated().map { index, header in (header, index >= 2 && index != 18, { _ in "" }) },
         pivot: { results in
             var cases: [String] = []
             for result in results {
@@ -138,6 +139,11 @@ struct ReportTable: Sendable {
                     guard let a, let b, b > 0 else { return "–" }
                     return format(a / b, 2)
                 }
+                /// The smallest and largest same-repeat ratio.
+                func spread(_ row: BenchmarkResult?) -> String {
+                    guard let low = row?.cpuRatioToFloorMin, let high = row?.cpuRatioToFloorMax else { return "–" }
+                    return "\(format(low, 2))–\(format(high, 2))"
+                }
                 let first = rows.first
                 let emulated: String
                 if let v4l {
@@ -153,7 +159,7 @@ struct ReportTable: Sendable {
                     format(two?.fpsMedian), format(two?.cpuMsPerFrame, 2), format(two?.cpuPerWall, 2),
                     ratio(two?.fpsMedian, one?.fpsMedian),
                     format(floor?.fpsMedian), format(floor?.cpuMsPerFrame, 2),
-                    ratio(one?.cpuMsPerFrame, floor?.cpuMsPerFrame), format(ffmpeg1?.fpsMedian),
+                    format(one?.cpuRatioToFloor, 2), spread(one), format(ffmpeg1?.fpsMedian),
                     format(ffmpeg1?.cpuMsPerFrame, 2), format(ffmpeg2?.fpsMedian), format(v4l?.fpsMedian),
                     format(v4l?.cpuMsPerFrame, 2), ratio(v4l?.cpuMsPerFrame, one?.cpuMsPerFrame), emulated,
                 ]
