@@ -22,7 +22,6 @@ const struct YuvConstants *vf_yuv_bt601_video(void);
 /// BT.601 full-range ("JPEG") constants.
 const struct YuvConstants *vf_yuv_bt601_full(void);
 
-
 /// BGRA (libyuv's "ARGB") to NV12, BT.601 video range or (`full_range`) full range, a row pair at
 /// a time with libyuv's row functions: what libyuv's ARGBToNV12 does, without its malloc of the
 /// row pair's chroma per call (`row_scratch`, ``vf_argb_to_nv12_scratch_bytes`` long, is the
