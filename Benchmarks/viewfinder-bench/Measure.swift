@@ -74,10 +74,10 @@ enum Measure {
 
     /// Measures several contenders fairly. Every repeat runs all of them, in the order
     /// ``order(repeat:count:)`` gives (the first contender rotated, the direction reversed every
-    /// other repeat), so none always follows the same other work. Right before each timed run the contender runs untimed (a pre-roll of at least
-    /// `preRollFrames` frames and 50 ms, or a tenth of the run): whatever ran first after
-    /// different work pays a warm-up of 10–20 frames (caches, branch predictors, page mappings,
-    /// frequency), which the pre-roll absorbs. A timed run lasts at least `settings.runSeconds`
+    /// other repeat), so none always follows the same other work. Right before each timed run the
+    /// contender runs untimed (a pre-roll of at least `preRollFrames` frames and 50 ms, or a tenth
+    /// of the run): whatever ran first after different work pays a warm-up of 10–20 frames
+    /// (caches, branch predictors, page mappings, frequency), which the pre-roll absorbs. A timed run lasts at least `settings.runSeconds`
     /// (frames are counted until it has). Frame indices keep counting across pre-roll and runs, so
     /// a body cycling through a ring never restarts on frames still in cache.
     static func interleaved(

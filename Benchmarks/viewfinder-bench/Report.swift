@@ -112,8 +112,8 @@ struct ReportTable: Sendable {
 
     /// MJPEG decoding: one line per size and format with every contender's median fps and CPU-ms
     /// per frame; ratios of Viewfinder's CPU per delivered frame over the TurboJPEG floor's (paired
-    /// within each repeat: their median, and the smallest and largest), of two
-    /// lanes' fps over one core's, and of libv4lconvert's CPU per frame over Viewfinder's.
+    /// within each repeat: their median, and the smallest and largest), of two lanes' fps over one
+    /// core's, and of libv4lconvert's CPU per frame over Viewfinder's.
     static let mjpeg = ReportTable(
         group: "mjpeg",
         columns: [
