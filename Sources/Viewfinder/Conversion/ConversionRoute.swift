@@ -19,6 +19,9 @@ struct ConversionRoute: Sendable {
     /// otherwise each band is one kernel call.
     var runsInStrips: Bool { halving != nil || kernels.count > 1 }
 
+    /// Whether a kernel of the route needs row scratch (``YUVKernel/needsScratch``).
+    var needsKernelScratch: Bool { kernels.contains(where: \.needsScratch) }
+
     /// The steps in the route.
     var stepCount: Int { kernels.count + (halving == nil ? 0 : 1) }
 

@@ -107,9 +107,8 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         init(route: ConversionRoute, width: Int, stripRows: Int) {
             halving = ConversionScratch(regionSizes: route.halving?.regionSizes ?? [])
             halvingRegions = halving.regions
-            let needsScratch = route.kernels.contains { $0.needsScratch }
             kernel = ConversionScratch(
-                regionSizes: needsScratch ? [YUVKernel.scratchBytes(width: width)] : [])
+                regionSizes: route.needsKernelScratch ? [YUVKernel.scratchBytes(width: width)] : [])
             kernelRegion = kernel.regions.first
             let geometries = route.intermediates.map { format in
                 (0..<format.planeCount).map {
@@ -211,9 +210,7 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
                 ? destinationSize.height : ((index + 1) * destinationSize.height / bandCount) & ~1
             return lower..<upper
         }
-        if case .route(let route, let stripRows) = plan,
-            route.runsInStrips || route.kernels.contains(where: \.needsScratch)
-        {
+        if case .route(let route, let stripRows) = plan, route.runsInStrips || route.needsKernelScratch {
             bandScratch = (0..<bandCount).map { _ in
                 BandScratch(route: route, width: destinationSize.width, stripRows: stripRows)
             }
