@@ -13,7 +13,8 @@
 // maps real memory. A memfd always polls readable, so DQBUF paces itself: a non-blocking DQBUF that
 // comes before the next frame is due answers EAGAIN once (as a driver answers the "drain until
 // EAGAIN" probe after a frame) and, asked again, sleeps until the frame is due (the sleep a real
-// poll() would have done).
+// poll() would have done). DQBUF copies the frame into the buffer with the camera's lock released,
+// as a driver's DMA runs outside its queue's lock: a QBUF from another thread does not wait for it.
 //
 // Unplug: once the file is deleted (link count 0) every ioctl fails with ENODEV.
 //
@@ -120,6 +121,11 @@ struct camera {
     int queue[MAX_BUFFERS];
     int queue_head, queue_length;
     struct v4l2_buffer done[MAX_BUFFERS];
+    // Buffers a DQBUF is copying a frame into with the lock released (a driver's DMA does not hold
+    // the queue's lock either, so a QBUF from another thread does not wait for a frame's copy).
+    int filling[MAX_BUFFERS];
+    int filling_count;
+    uint32_t stream_generation;  // counts STREAMOFFs: a copy that spans one is not delivered
     int streaming;
     uint32_t sequence;
     struct timespec due;
@@ -498,7 +504,13 @@ static void give_up_ownership(struct camera *c) {
 
 // MARK: Buffers
 
+// Waits (with the lock held) until no DQBUF is copying into the buffers.
+static void wait_for_fills(struct camera *c) {
+    while (c->filling_count > 0) pthread_cond_wait(&c->changed, &c->lock);
+}
+
 static void free_buffers(struct camera *c) {
+    wait_for_fills(c);
     if (c->buffers) munmap(c->buffers, c->buffer_size * c->buffer_count);
     c->buffers = NULL;
     c->buffer_count = 0;
@@ -549,7 +561,10 @@ static void describe_buffer(struct camera *c, int index, struct v4l2_buffer *b) 
                (c->queued[index] ? V4L2_BUF_FLAG_QUEUED : 0) | V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC;
 }
 
-static void fill_frame(struct camera *c, int index, const struct timespec *when) {
+// Describes the frame of sequence number c->sequence in c->done[index] and says which bytes go into
+// the buffer (copied by the caller with the lock released).
+static void fill_frame(struct camera *c, int index, const struct timespec *when, const uint8_t **from,
+                       size_t *length_out) {
     struct format *f = &c->model.formats[c->format_index];
     struct frame *matching[256];
     int n = 0;
@@ -565,13 +580,16 @@ static void fill_frame(struct camera *c, int index, const struct timespec *when)
     b->timestamp.tv_sec = when->tv_sec;
     b->timestamp.tv_usec = when->tv_nsec / 1000;
     b->flags = V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC | V4L2_BUF_FLAG_TSTAMP_SRC_EOF;
+    *from = NULL;
+    *length_out = 0;
     if (n == 0) {
         b->flags |= V4L2_BUF_FLAG_ERROR;  // the file has no frames of this size
         b->bytesused = 0;
     } else {
         struct frame *frame = matching[c->sequence % n];
         size_t length = frame->length < c->buffer_size ? frame->length : c->buffer_size;
-        memcpy(c->buffers + c->buffer_size * index, frame->data, length);
+        *from = frame->data;
+        *length_out = length;
         b->bytesused = (uint32_t)length;
     }
     b->length = (uint32_t)c->buffer_size;
@@ -579,10 +597,10 @@ static void fill_frame(struct camera *c, int index, const struct timespec *when)
     c->sequence++;
 }
 
-static int wait_until(struct camera *c, const struct timespec *deadline) {
-    int result = 0;
-    while (result == 0) result = pthread_cond_timedwait(&c->changed, &c->lock, deadline);
-    return result;
+// Waits for a change (a QBUF, STREAMOFF, a copy finishing) or the deadline, whichever comes first;
+// callers look at the state again either way.
+static void wait_until(struct camera *c, const struct timespec *deadline) {
+    pthread_cond_timedwait(&c->changed, &c->lock, deadline);
 }
 
 static int dequeue(struct camera *c, struct v4l2_buffer *b) {
@@ -646,11 +664,30 @@ static int dequeue(struct camera *c, struct v4l2_buffer *b) {
         c->queue_length--;
         c->queued[index] = 0;
         struct timespec when = c->model.paced ? c->due : t;
-        fill_frame(c, index, &when);
+        const uint8_t *from;
+        size_t length;
+        fill_frame(c, index, &when, &from, &length);
         int64_t next = nanoseconds(&c->due) + interval_ns(c->interval);
         if (!c->model.paced || next < nanoseconds(&t)) next = nanoseconds(&t) + interval_ns(c->interval);
         c->due = from_nanoseconds(next);
         c->last_was_eagain = 0;
+        if (length > 0) {
+            // The copy runs unlocked; the buffer is neither queued nor the application's meanwhile
+            // (QBUF refuses it), and REQBUFS and close wait for it (free_buffers).
+            uint32_t generation = c->stream_generation;
+            c->filling[index] = 1;
+            c->filling_count++;
+            pthread_mutex_unlock(&c->lock);
+            memcpy(c->buffers + c->buffer_size * index, from, length);
+            pthread_mutex_lock(&c->lock);
+            c->filling[index] = 0;
+            c->filling_count--;
+            pthread_cond_broadcast(&c->changed);
+            if (generation != c->stream_generation) {
+                errno = EINVAL;  // STREAMOFF came during the copy: the buffer is the application's
+                return -1;
+            }
+        }
         uint32_t type = b->type;
         *b = c->done[index];
         b->type = type;
@@ -795,7 +832,7 @@ static int handle(struct camera *c, unsigned long request, void *arg) {
     case VIDIOC_QBUF: {
         struct v4l2_buffer *b = arg;
         if (b->type != V4L2_BUF_TYPE_VIDEO_CAPTURE || b->memory != V4L2_MEMORY_MMAP ||
-            b->index >= (uint32_t)c->buffer_count || c->queued[b->index])
+            b->index >= (uint32_t)c->buffer_count || c->queued[b->index] || c->filling[b->index])
             break;
         c->queued[b->index] = 1;
         c->queue[(c->queue_head + c->queue_length) % MAX_BUFFERS] = b->index;
@@ -822,6 +859,7 @@ static int handle(struct camera *c, unsigned long request, void *arg) {
     case VIDIOC_STREAMOFF: {
         if (*(int *)arg != V4L2_BUF_TYPE_VIDEO_CAPTURE) break;
         c->streaming = 0;
+        c->stream_generation++;
         c->queue_length = 0;
         memset(c->queued, 0, sizeof c->queued);
         pthread_cond_broadcast(&c->changed);
@@ -949,7 +987,9 @@ static void plugin_close(void *priv) {
         c->shared->users--;
         pthread_mutex_unlock(&shared_lock);
     }
+    pthread_mutex_lock(&c->lock);
     free_buffers(c);
+    pthread_mutex_unlock(&c->lock);
     close(c->file);
     free_model(&c->model);
     pthread_cond_destroy(&c->changed);
