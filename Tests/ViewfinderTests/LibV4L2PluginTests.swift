@@ -161,6 +161,67 @@ struct LibV4L2PluginTests {
         #expect(sink.recorded[2].patternNumber == sequences[2] % 4, "the frame of that time, not a stale one")
     }
 
+    @Test("a DQBUF waiting for a buffer returns when another thread queues one, not at its 20 ms timeout")
+    func dequeueWakesOnQueue() throws {
+        // The capture thread dequeues while the delivery queue re-queues: a DQBUF that came when
+        // every buffer was downstream must wake on the QBUF. The plug-in once slept out its whole
+        // 20 ms wait instead, which cost Viewfinder (and only it) 20 ms whenever its ring ran empty.
+        let rig = try FakeCameraRig()
+        var camera = Self.smallCamera()
+        camera.paced = false
+        let path = try rig.plug(camera)
+        let interface = LibV4L2Interface()
+        let fd = try interface.open(path, flags: O_RDWR)  // blocking: DQBUF waits for a buffer
+        defer { interface.close(fd) }
+        var format = v4l2_format()
+        format.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
+        format.fmt.pix.width = 320
+        format.fmt.pix.height = 240
+        format.fmt.pix.pixelformat = VF_V4L2_PIX_FMT_YUYV
+        try interface.ioctl(fd, VF_VIDIOC_S_FMT, &format)
+        var request = v4l2_requestbuffers()
+        request.count = 1
+        request.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
+        request.memory = VF_V4L2_MEMORY_MMAP
+        try interface.ioctl(fd, VF_VIDIOC_REQBUFS, &request)
+        #expect(request.count == 1)
+        var buffer = V4L2BufferRing.makeBuffer(index: 0)
+        try interface.ioctl(fd, VF_VIDIOC_QBUF, &buffer)
+        var type = Int32(VF_V4L2_BUF_TYPE_VIDEO_CAPTURE)
+        try interface.ioctl(fd, VF_VIDIOC_STREAMON, &type)
+        defer { try? interface.ioctl(fd, VF_VIDIOC_STREAMOFF, &type) }
+        var dequeued = V4L2BufferRing.makeBuffer(index: 0)
+        try interface.ioctl(fd, VF_VIDIOC_DQBUF, &dequeued)  // the ring is empty from here on
+
+        let rounds = 30
+        var slow = 0
+        for _ in 0..<rounds {
+            // Another thread queues the one buffer while this one waits for it (2 ms is only
+            // there to let the DQBUF start waiting first; a QBUF before it would pass too).
+            final class Outcome: Sendable {
+                let queued = DispatchSemaphore(value: 0)
+                let failed = Atomic<Bool>(false)
+            }
+            let outcome = Outcome()
+            DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(2)) {
+                var again = V4L2BufferRing.makeBuffer(index: 0)
+                do { try interface.ioctl(fd, VF_VIDIOC_QBUF, &again) } catch {
+                    outcome.failed.store(true, ordering: .relaxed)
+                }
+                outcome.queued.signal()
+            }
+            let start = DispatchTime.now().uptimeNanoseconds
+            try interface.ioctl(fd, VF_VIDIOC_DQBUF, &dequeued)
+            let waited = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
+            outcome.queued.wait()
+            let failed = outcome.failed.load(ordering: .relaxed)
+            #expect(!failed, "QBUF from another thread")
+            // A lost wake-up makes every wait last the plug-in's full 20 ms slice.
+            if waited >= 19 { slow += 1 }
+        }
+        #expect(slow < rounds / 2, "\(slow) of \(rounds) DQBUFs waited out the 20 ms timeout after their QBUF")
+    }
+
     @Test("controls: a read and a write through libv4l2 reach the device (other descriptors see it)")
     func controls() throws {
         let rig = try FakeCameraRig()
