@@ -29,6 +29,19 @@ struct LibV4L2PluginTests {
         return camera
     }
 
+    /// VIDIOC_S_FMT of YUYV at `width`x`height` on `fd`: the format the camera chose.
+    static func setYUYVFormat(
+        _ interface: LibV4L2Interface, _ fd: Int32, width: UInt32, height: UInt32
+    ) throws -> v4l2_format {
+        var format = v4l2_format()
+        format.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
+        format.fmt.pix.width = width
+        format.fmt.pix.height = height
+        format.fmt.pix.pixelformat = VF_V4L2_PIX_FMT_YUYV
+        try interface.ioctl(fd, VF_VIDIOC_S_FMT, &format)
+        return format
+    }
+
     @Test("discovery opens the file through libv4l2, names the camera from QUERYCAP and skips a metadata node")
     func discovery() throws {
         let rig = try FakeCameraRig()
@@ -82,12 +95,7 @@ struct LibV4L2PluginTests {
         let interface = LibV4L2Interface()
         let fd = try interface.open(path, flags: O_RDWR | O_NONBLOCK)
         defer { interface.close(fd) }
-        var request = v4l2_format()
-        request.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
-        request.fmt.pix.width = 600
-        request.fmt.pix.height = 470
-        request.fmt.pix.pixelformat = VF_V4L2_PIX_FMT_YUYV
-        try interface.ioctl(fd, VF_VIDIOC_S_FMT, &request)
+        let request = try Self.setYUYVFormat(interface, fd, width: 600, height: 470)
         #expect((request.fmt.pix.width, request.fmt.pix.height) == (640, 480))
         #expect(request.fmt.pix.bytesperline == 1280)
         var parameters = v4l2_streamparm()
@@ -173,12 +181,7 @@ struct LibV4L2PluginTests {
         let interface = LibV4L2Interface()
         let fd = try interface.open(path, flags: O_RDWR)  // blocking: DQBUF waits for a buffer
         defer { interface.close(fd) }
-        var format = v4l2_format()
-        format.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
-        format.fmt.pix.width = 320
-        format.fmt.pix.height = 240
-        format.fmt.pix.pixelformat = VF_V4L2_PIX_FMT_YUYV
-        try interface.ioctl(fd, VF_VIDIOC_S_FMT, &format)
+        _ = try Self.setYUYVFormat(interface, fd, width: 320, height: 240)
         var request = v4l2_requestbuffers()
         request.count = 1
         request.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
