@@ -210,6 +210,9 @@ struct LibV4L2PluginTests {
                 var again = V4L2BufferRing.makeBuffer(index: 0)
                 do { try interface.ioctl(fd, VF_VIDIOC_QBUF, &again) } catch {
                     outcome.failed.store(true, ordering: .relaxed)
+                    // Ends the waiting DQBUF (EINVAL) rather than leaving it blocked for good.
+                    var type = Int32(VF_V4L2_BUF_TYPE_VIDEO_CAPTURE)
+                    try? interface.ioctl(fd, VF_VIDIOC_STREAMOFF, &type)
                 }
                 outcome.queued.signal()
             }
