@@ -77,9 +77,10 @@ enum Measure {
     /// other repeat), so none always follows the same other work. Right before each timed run the
     /// contender runs untimed (a pre-roll of at least `preRollFrames` frames and 50 ms, or a tenth
     /// of the run): whatever ran first after different work pays a warm-up of 10–20 frames
-    /// (caches, branch predictors, page mappings, frequency), which the pre-roll absorbs. A timed run lasts at least `settings.runSeconds`
-    /// (frames are counted until it has). Frame indices keep counting across pre-roll and runs, so
-    /// a body cycling through a ring never restarts on frames still in cache.
+    /// (caches, branch predictors, page mappings, frequency), which the pre-roll absorbs. A timed
+    /// run lasts at least `settings.runSeconds` (frames are counted until it has). Frame indices
+    /// keep counting across pre-roll and runs, so a body cycling through a ring never restarts on
+    /// frames still in cache.
     static func interleaved(
         _ settings: MeasureSettings, _ bodies: [(Int) throws -> Void], preRollFrames: Int = 20
     ) throws -> [Figures] {

@@ -196,15 +196,17 @@ struct LibV4L2PluginTests {
         var dequeued = V4L2BufferRing.makeBuffer(index: 0)
         try interface.ioctl(fd, VF_VIDIOC_DQBUF, &dequeued)  // the ring is empty from here on
 
+        /// One round's QBUF from the other thread: done, and whether it failed.
+        final class Outcome: Sendable {
+            let queued = DispatchSemaphore(value: 0)
+            let failed = Atomic<Bool>(false)
+        }
         let rounds = 30
         var slow = 0
         for _ in 0..<rounds {
-            // Another thread queues the one buffer while this one waits for it (2 ms is only
-            // there to let the DQBUF start waiting first; a QBUF before it would pass too).
-            final class Outcome: Sendable {
-                let queued = DispatchSemaphore(value: 0)
-                let failed = Atomic<Bool>(false)
-            }
+            // Another thread queues the one buffer while this one waits for it: the QBUF that
+            // comes during the wait is the behaviour under test, and 2 ms lets the DQBUF start
+            // waiting first (no signal says it has; a QBUF before it would pass too).
             let outcome = Outcome()
             DispatchQueue.global().asyncAfter(deadline: .now() + .milliseconds(2)) {
                 var again = V4L2BufferRing.makeBuffer(index: 0)
