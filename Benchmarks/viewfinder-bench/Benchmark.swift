@@ -26,6 +26,15 @@ struct BenchmarkResult: Encodable {
     var libyuvFps: Double?
     var libyuvPath: String?
     var ratioToLibyuv: Double?
+    /// The smallest and largest per-repeat ratio behind `ratioToLibyuv`.
+    var ratioToLibyuvMin: Double?
+    var ratioToLibyuvMax: Double?
+    /// The A/A control of same-size conversions: libyuv's very call run a second time as a
+    /// contender of its own, over the first (paired median, smallest and largest per repeat). It
+    /// shows what the method can tell apart: two runs of one function differ by this much.
+    var libyuvAA: Double?
+    var libyuvAAMin: Double?
+    var libyuvAAMax: Double?
     var swscaleFps: Double?
     var ratioToSwscale: Double?
     var peer: String?

@@ -7,7 +7,9 @@ import Viewfinder
 
 /// Every conversion the format negotiation can pick, at each size, with and without a 2x
 /// downscale: Viewfinder's converter with 1 and N threads, against memcpy floors (1 and N threads), libyuv on
-/// one core, plain single-threaded libswscale and, when installed, ffmpeg's own filters.
+/// one core, plain single-threaded libswscale and, when installed, ffmpeg's own filters. Same-size
+/// rows also run libyuv's call a second time as a contender of its own (the A/A control): how far
+/// two runs of one function land apart is what the method can resolve.
 enum ConversionBenchmarks {
     struct Pair {
         var source: PixelFormat
@@ -103,6 +105,11 @@ enum ConversionBenchmarks {
         for variant in variants {
             bodies.append { variant.run(sources[$0 % ring], destinations[$0 % ring]) }
         }
+        // The A/A control (same-size rows): libyuv's call again, as a contender of its own.
+        let control = sourceSize == destinationSize ? variants.first : nil
+        if let control {
+            bodies.append { control.run(sources[$0 % ring], destinations[$0 % ring]) }
+        }
         for converter in converters {
             bodies.append { try converter.convert(sources[$0 % ring], into: destinations[$0 % ring]) }
         }
@@ -135,6 +142,10 @@ enum ConversionBenchmarks {
         let libyuv = zip(variants.map(\.label), figures[libyuvStart..<(libyuvStart + variants.count)]).max {
             $0.1.median < $1.1.median
         }
+        var controlRatios: [Double] = []
+        if control != nil, let libyuv {
+            controlRatios = Measure.pairedRatios(figures[libyuvStart + variants.count].fps, libyuv.1.fps)
+        }
 
         var peer: (String, Double)?
         if let ffmpeg = settings.ffmpeg, regime.label == "cold" {
@@ -166,6 +177,14 @@ enum ConversionBenchmarks {
                 result.libyuvFps = libyuv.1.median
                 result.libyuvPath = libyuv.0
                 result.ratioToLibyuv = Measure.pairedRatio(figures.fps, libyuv.1.fps)
+                let ratios = Measure.pairedRatios(figures.fps, libyuv.1.fps)
+                result.ratioToLibyuvMin = ratios.min()
+                result.ratioToLibyuvMax = ratios.max()
+                if !controlRatios.isEmpty {
+                    result.libyuvAA = Measure.median(controlRatios)
+                    result.libyuvAAMin = controlRatios.min()
+                    result.libyuvAAMax = controlRatios.max()
+                }
                 let theirs = Measure.median(libyuv.1.fpsPerCPUSecond)
                 result.libyuvFpsPerCPUSecond = theirs
                 if theirs > 0 {

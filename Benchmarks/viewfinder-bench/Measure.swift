@@ -45,7 +45,14 @@ enum Measure {
         guard !a.isEmpty, a.count == b.count else {
             return b.isEmpty || median(b) == 0 ? 0 : median(a) / median(b)
         }
-        return median(zip(a, b).map { $1 > 0 ? $0 / $1 : 0 })
+        return median(pairedRatios(a, b))
+    }
+
+    /// The per-repeat ratios behind ``pairedRatio(_:_:)``: `a`'s figure over `b`'s in each
+    /// repeat (empty when the two were not measured in the same repeats).
+    static func pairedRatios(_ a: [Double], _ b: [Double]) -> [Double] {
+        guard !a.isEmpty, a.count == b.count else { return [] }
+        return zip(a, b).map { $1 > 0 ? $0 / $1 : 0 }
     }
 
     static func median(_ values: [Double]) -> Double {

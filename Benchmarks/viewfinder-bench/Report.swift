@@ -7,6 +7,12 @@ func format(_ value: Double?, _ digits: Int = 1) -> String {
 
 func format(_ value: Int?) -> String { value.map(String.init) ?? "–" }
 
+/// "0.97–1.04": the smallest and largest of a set of ratios.
+func ratioRange(_ low: Double?, _ high: Double?) -> String {
+    guard let low, let high else { return "–" }
+    return "\(format(low, 2))–\(format(high, 2))"
+}
+
 /// A Markdown table for one group of results: its columns, each a header and how to print a row.
 /// Groups without a table are printed in ``generic``.
 struct ReportTable: Sendable {
@@ -48,6 +54,9 @@ struct ReportTable: Sendable {
             ("×floor", true, { format($0.ratioToFloor, 2) }),
             ("libyuv 1-core fps", true, { "\(format($0.libyuvFps)) (\($0.libyuvPath ?? "–"))" }),
             ("×libyuv", true, { format($0.ratioToLibyuv, 2) }),
+            ("×libyuv per repeat", true, { ratioRange($0.ratioToLibyuvMin, $0.ratioToLibyuvMax) }),
+            ("A/A: libyuv ×libyuv", true, { format($0.libyuvAA, 2) }),
+            ("A/A per repeat", true, { ratioRange($0.libyuvAAMin, $0.libyuvAAMax) }),
             ("fps per CPU-s", true, { format($0.fpsPerCPUSecond) }),
             ("libyuv fps per CPU-s", true, { format($0.libyuvFpsPerCPUSecond) }),
             ("×libyuv per CPU-s", true, { format($0.ratioToLibyuvCPU, 2) }),
@@ -141,8 +150,7 @@ struct ReportTable: Sendable {
                 }
                 /// The smallest and largest same-repeat ratio.
                 func spread(_ row: BenchmarkResult?) -> String {
-                    guard let low = row?.cpuRatioToFloorMin, let high = row?.cpuRatioToFloorMax else { return "–" }
-                    return "\(format(low, 2))–\(format(high, 2))"
+                    ratioRange(row?.cpuRatioToFloorMin, row?.cpuRatioToFloorMax)
                 }
                 let first = rows.first
                 let emulated: String
