@@ -57,7 +57,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// otherwise the connected camera's active format's size (zero with no camera).
     public var maxPhotoDimensions: CaptureDevice.Dimensions {
         if let context = pipeline.context { return context.format.dimensions }
-        let device = (connection(with: .video)?.inputPorts.first?.input as? CaptureDeviceInput)?.device
+        let device = connection(with: .video)?.device
         return device?.activeFormat.dimensions ?? CaptureDevice.Dimensions(width: 0, height: 0)
     }
 
@@ -130,18 +130,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Session hooks
 
-    override func makeRequest() -> OutputRequest { OutputRequest() }
-
-    override func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable {
-        PhotoStreamContext(format: format, frameDuration: frameDuration)
-    }
-
-    override func install(_ context: any Sendable, isRestart: Bool) {
-        guard let context = context as? PhotoStreamContext else { return }
-        pipeline.install(context, isRestart: isRestart)
-    }
+    override func makeRequest() -> OutputRequest { pipeline.makeRequest() }
 
     override func sessionWillStartRunning() { pipeline.resetStatistics() }
 
@@ -149,13 +138,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         pipeline.receive(sample, from: connection)
     }
 
-    override func streamDidStop() {
+    override func streamDidStop(mediaType: MediaType) {
         pipeline.streamDidStop(error: self.stopError())
     }
 
     /// Why requests still waiting when the stream stopped failed.
     func stopError() -> CaptureError {
-        let device = (connection(with: .video)?.inputPorts.first?.input as? CaptureDeviceInput)?.device
+        let device = connection(with: .video)?.device
         if let device, !device.isConnected {
             return CaptureError(
                 .deviceDisconnected,

@@ -346,23 +346,16 @@ public final class CaptureSession: @unchecked Sendable {
         let choice = try FormatNegotiator.negotiate(device: stream.device, preset: preset, requests: requests)
         guard let index = outputs.firstIndex(where: { $0 === output }) else { return }
         if choice == stream.choice {
-            let context = try output.makeStreamContext(
-                format: choice.format, frameDuration: choice.frameDuration, request: requests[index])
-            output.install(context, isRestart: false)
+            try requests[index].prepare(choice.format, choice.frameDuration).install(false)
             return
         }
         // The device must change: check every output can run on the new format before stopping.
-        var contexts: [any Sendable] = []
-        for (output, request) in zip(outputs, requests) {
-            contexts.append(
-                try output.makeStreamContext(
-                    format: choice.format, frameDuration: choice.frameDuration, request: request))
-        }
+        var prepared: [PreparedStream] = []
+        for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
         stream.stop()
         do {
             let restarted = try startStream(
-                device: stream.device, connections: stream.connections, choice: choice, outputs: outputs,
-                contexts: contexts)
+                device: stream.device, connections: stream.connections, choice: choice, streams: prepared)
             state.withLock { state in
                 if let position = state.streams.firstIndex(where: { $0 === stream }) {
                     state.streams[position] = restarted
@@ -469,14 +462,10 @@ public final class CaptureSession: @unchecked Sendable {
         let outputs = DeviceStream.outputs(of: connections)
         let requests = outputs.map { $0.makeRequest() }
         let choice = try FormatNegotiator.negotiate(device: device, preset: preset, requests: requests)
-        var contexts: [any Sendable] = []
-        for (output, request) in zip(outputs, requests) {
-            contexts.append(
-                try output.makeStreamContext(
-                    format: choice.format, frameDuration: choice.frameDuration, request: request))
-        }
+        var prepared: [PreparedStream] = []
+        for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
         return try startStream(
-            device: device, connections: connections, choice: choice, outputs: outputs, contexts: contexts,
+            device: device, connections: connections, choice: choice, streams: prepared,
             preempting: preempting)
     }
 
@@ -486,7 +475,7 @@ public final class CaptureSession: @unchecked Sendable {
     /// ``InterruptionReason/videoDeviceInUseByAnotherClient`` and resumes when it is free).
     private func startStream(
         device: CaptureDevice, connections: [CaptureConnection], choice: FormatNegotiator.Choice,
-        outputs: [CaptureOutput], contexts: [any Sendable], preempting: Bool = true
+        streams: [PreparedStream], preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
         var holder = device.claim(for: self)
         if preempting, case .some(let owner?) = holder {
@@ -498,7 +487,7 @@ public final class CaptureSession: @unchecked Sendable {
                 .deviceBusy, "'\(device.localizedName)' is in use by another running session: stop that session first")
         }
         do {
-            for (output, context) in zip(outputs, contexts) { output.install(context, isRestart: true) }
+            for prepared in streams { prepared.install(true) }
             let stream = DeviceStream(session: self, device: device, connections: connections, choice: choice)
             let actual = try device.backend.startStreaming(
                 format: choice.format, frameDuration: choice.frameDuration, sink: stream)
