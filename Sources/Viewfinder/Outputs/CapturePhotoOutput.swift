@@ -156,7 +156,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 }
 
 /// Forwards a request's callbacks to a photo delegate (held weakly).
-private struct DelegateClient: PhotoRequestClient {
+// unchecked: the delegate is not Sendable (as AVFoundation's is not); the pipeline calls a
+// client only on its one serial callback queue, one call at a time.
+private struct DelegateClient: PhotoRequestClient, @unchecked Sendable {
     weak var output: CapturePhotoOutput?
     weak var delegate: (any CapturePhotoCaptureDelegate)?
 
