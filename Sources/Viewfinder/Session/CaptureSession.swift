@@ -333,19 +333,35 @@ public final class CaptureSession: @unchecked Sendable {
     /// stream restarts. Throws, changing nothing, when the output's new configuration cannot run;
     /// a device that then fails to restart is posted and stops the session.
     func outputRequestDidChange(_ output: CaptureOutput) throws(CaptureError) {
+        try renegotiate(changed: output) { stream in stream.connections.contains { $0.output === output } }
+    }
+
+    /// A device's configuration changed under its lock (``CaptureDevice/setActiveFormat(_:)``,
+    /// ``CaptureDevice/setActiveVideoMinFrameDuration(_:)``): by the same rule as an output's
+    /// settings, a running session renegotiates that device's stream now, restarting it only when
+    /// its format or rate changes. Throws, changing nothing, when an output cannot run on it.
+    func deviceConfigurationDidChange(_ device: CaptureDevice) throws(CaptureError) {
+        try renegotiate(changed: nil) { $0.device === device }
+    }
+
+    /// The one path by which a change reaches a running stream: renegotiates the first stream
+    /// `matches` picks; if its device keeps its format and rate, only `changed`'s new stream is
+    /// installed, between frames; otherwise every output's stream is built first (so a
+    /// configuration that cannot run is refused and nothing stops), then the device restarts.
+    private func renegotiate(
+        changed output: CaptureOutput?, matching matches: (DeviceStream) -> Bool
+    ) throws(CaptureError) {
         enterTransition()
         defer { leaveTransition() }
         let (running, depth, streams, preset) = state.withLock {
             ($0.running, $0.configurationDepth, $0.streams, $0.graph.preset)
         }
-        guard running, depth == 0,
-            let stream = streams.first(where: { stream in stream.connections.contains { $0.output === output } })
-        else { return }
+        guard running, depth == 0, let stream = streams.first(where: matches) else { return }
         let outputs = stream.outputs
         let requests = outputs.map { $0.makeRequest() }
         let choice = try FormatNegotiator.negotiate(device: stream.device, preset: preset, requests: requests)
-        guard let index = outputs.firstIndex(where: { $0 === output }) else { return }
         if choice == stream.choice {
+            guard let output, let index = outputs.firstIndex(where: { $0 === output }) else { return }
             try requests[index].prepare(choice.format, choice.frameDuration).install(false)
             return
         }
