@@ -97,4 +97,21 @@ struct SettingsRuleTests {
         #expect(rig.camera.device.activeFormat == other)
         rig.stopAndCheckAccounting()
     }
+
+    @Test("input port: isEnabled off pauses its connections from the next frame, on resumes them without a gap")
+    func portSetting() throws {
+        let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 })
+        rig.frames(2)
+        let port = try #require(rig.output.connection(with: .video)?.inputPorts.first)
+        port.isEnabled = false
+        let paused = rig.delegate.frames.count
+        #expect(rig.output.connection(with: .video)?.isActive == false)
+        rig.frames(3)
+        #expect(rig.delegate.frames.count == paused, "no frame while the port is off")
+        port.isEnabled = true
+        rig.frames(2)
+        #expect(rig.delegate.frames.count > paused)
+        #expect(rig.delegate.dropped(.discontinuity) == 0, "a paused port is no camera gap")
+        rig.stopAndCheckAccounting()
+    }
 }

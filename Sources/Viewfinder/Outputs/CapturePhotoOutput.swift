@@ -65,7 +65,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     /// Kept for code ported from AVFoundation, where it allowed photos larger than the video
     /// stream. Here a photo is always a frame of the running stream and never reconfigures it, so
-    /// the flag changes nothing: photos are ``maxPhotoDimensions``. Default `false`.
+    /// the flag changes nothing: photos are ``maxPhotoDimensions``. Default `false`. Deprecated,
+    /// as AVFoundation deprecated it for `maxPhotoDimensions`, so the compiler says so.
+    @available(*, deprecated, message: "photos are frames of the running stream: read maxPhotoDimensions instead")
     public var isHighResolutionCaptureEnabled: Bool {
         get { highResolution.load(ordering: .relaxed) }
         set { highResolution.store(newValue, ordering: .relaxed) }

@@ -165,7 +165,7 @@ final class PhotoCapturePipeline: @unchecked Sendable {
     /// A frame on the capture thread: claims the requests accepted before it arrived.
     func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
         let wanted = state.withLock { state -> Bool in
-            guard state.streaming, connection.isEnabled else { return false }
+            guard state.streaming, connection.passesSamples else { return false }
             var count = 0
             while count < state.pending.count, state.pending[count].acceptedAt < sample.hostArrivalTime { count += 1 }
             guard count > 0 || state.needsFrame else { return false }
