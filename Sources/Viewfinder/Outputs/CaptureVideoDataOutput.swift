@@ -58,7 +58,24 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         var label: String { "video-data-output" }
         var acceptedMediaTypes: [MediaType] { [.video] }
         var initialSettings: Settings { Settings() }
-        var staging: DeliveryEngine<DeliveryPipeline, SampleBuffer>.Staging? { MJPEGDecodeStep.staging() }
+        /// Decodes a Motion-JPEG frame on the lane's decoder (two lanes when the chain has two
+        /// decoders), so consecutive frames decode on two cores while delivery keeps their order.
+        var staging: DeliveryEngine<DeliveryPipeline, SampleBuffer>.Staging? {
+            .init(
+                lanes: { $0.chain.decodeStep?.laneCount ?? 0 },
+                run: { sample, pipeline, lane in
+                    guard let step = pipeline.chain.decodeStep, let image = sample.image, image.pixelFormat == .mjpeg
+                    else { return .staged(sample) }
+                    switch step.decode(image, lane: lane) {
+                    case .success(let decoded):
+                        var staged = sample
+                        staged.payload = .image(decoded)
+                        return .staged(staged)
+                    case .failure(let drop):
+                        return .dropped(drop.reason)
+                    }
+                })
+        }
 
         func resolve(_ settings: Settings, for output: CaptureOutput) -> Settings {
             var resolved = settings

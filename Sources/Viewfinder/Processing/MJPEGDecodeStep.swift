@@ -83,26 +83,3 @@ final class MJPEGDecodeStep: @unchecked Sendable {  // unchecked: a lane's decod
         }
     }
 }
-
-extension MJPEGDecodeStep {
-    /// The delivery engine's staging for a video data output: decodes a Motion-JPEG frame on the
-    /// lane's decoder (two lanes when the chain has two decoders), so consecutive frames decode
-    /// on two cores while delivery keeps their order.
-    static func staging() -> DeliveryEngine<DeliveryPipeline, SampleBuffer>.Staging {
-        .init(
-            lanes: { $0.chain.decodeStep?.laneCount ?? 0 },
-            run: { sample, pipeline, lane in
-                guard let step = pipeline.chain.decodeStep, let image = sample.image, image.pixelFormat == .mjpeg else {
-                    return .staged(sample)
-                }
-                switch step.decode(image, lane: lane) {
-                case .success(let decoded):
-                    var staged = sample
-                    staged.payload = .image(decoded)
-                    return .staged(staged)
-                case .failure(let drop):
-                    return .dropped(drop.reason)
-                }
-            })
-    }
-}
