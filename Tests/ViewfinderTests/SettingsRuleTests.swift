@@ -13,12 +13,14 @@ struct SettingsRuleTests {
     private struct Rig {
         let clock = ManualClock()
         let camera: VirtualCamera
-        let session = CaptureSession(notificationCenter: NotificationCenter())
+        let center = NotificationCenter()
+        let session: CaptureSession
         let output = CaptureVideoDataOutput()
         let delegate = RecordingDelegate()
 
         init(formats: [CaptureDevice.Format]) throws {
             camera = VirtualCamera(configuration: .init(clock: clock, formats: formats))
+            session = CaptureSession(notificationCenter: center)
             output.setSampleBufferDelegate(delegate, queue: delegate.queue)
             try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
             try session.tryAddOutput(output)
@@ -112,6 +114,26 @@ struct SettingsRuleTests {
         rig.frames(2)
         #expect(rig.delegate.frames.count > paused)
         #expect(rig.delegate.dropped(.discontinuity) == 0, "a paused port is no camera gap")
+        rig.stopAndCheckAccounting()
+    }
+
+    @Test("a property setter's error is posted by the session that runs it, or on the default centre without one")
+    func settingFailuresArePosted() throws {
+        let loose = CaptureVideoDataOutput()
+        let unowned = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: loose)
+        loose.minFrameDuration = MediaTime(value: -1, timescale: 30)
+        let alone = unowned.next()
+        #expect(alone.received, "an output in no session posts on NotificationCenter.default")
+        #expect(alone.error?.code == .invalidArgument)
+
+        let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 })
+        let owned = NotificationRecorder(
+            CaptureSession.runtimeErrorNotification, object: rig.session, center: rig.center)
+        rig.output.minFrameDuration = MediaTime(value: -1, timescale: 30)
+        let posted = owned.next()
+        #expect(posted.received, "the session that runs the output posts it, with itself as the object")
+        #expect(posted.error?.code == .invalidArgument)
+        #expect(rig.output.minFrameDuration == .invalid, "the old value stays")
         rig.stopAndCheckAccounting()
     }
 }

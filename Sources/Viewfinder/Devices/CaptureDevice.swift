@@ -243,6 +243,9 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         }
     }
 
+    /// The running session streaming the device, if any.
+    var streamingSession: CaptureSession? { configuration.withLock { $0.ownerSession?.value } }
+
     /// Whether the user chose the active format under the lock (the session then keeps it, as
     /// with the `.inputPriority` preset).
     var userChoseFormat: Bool { configuration.withLock { $0.formatWasSet } }

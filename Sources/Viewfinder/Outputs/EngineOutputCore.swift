@@ -173,12 +173,12 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
     }
 
     /// Runs a setter that throws and, from a property's `set` (which cannot throw), posts its
-    /// error as the session's runtime error instead, as AVFoundation's setters do.
+    /// error instead by the one rule (``CaptureSession/postSettingFailure(_:from:object:)``).
     func postingFailure(_ change: () throws(CaptureError) -> Void) {
         do throws(CaptureError) {
             try change()
         } catch {
-            owner?.session?.postRuntimeError(error)
+            if let owner { CaptureSession.postSettingFailure(error, from: owner.session, object: owner) }
         }
     }
 

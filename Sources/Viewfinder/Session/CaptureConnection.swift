@@ -65,7 +65,7 @@ public final class CaptureConnection: Sendable {
             do throws(CaptureError) {
                 try setVideoRotationAngle(newValue)
             } catch {
-                output?.session?.postRuntimeError(error)
+                CaptureSession.postSettingFailure(error, from: output?.session, object: self)
             }
         }
     }
@@ -160,7 +160,7 @@ public final class CaptureConnection: Sendable {
             do throws(CaptureError) {
                 try setVideoMirrored(newValue)
             } catch {
-                output?.session?.postRuntimeError(error)
+                CaptureSession.postSettingFailure(error, from: output?.session, object: self)
             }
         }
     }

@@ -389,6 +389,20 @@ public final class CaptureSession: @unchecked Sendable {
         post(Self.runtimeErrorNotification, error: error)
     }
 
+    /// The one rule for the errors of property setters that cannot throw (an output's, a
+    /// connection's, a device's): the session that runs the output or device posts
+    /// ``runtimeErrorNotification`` on its notification centre and queue, with itself as the
+    /// object, as AVFoundation's runtime errors come; with no session, it is posted on
+    /// `NotificationCenter.default` with `object` (the output or device) as the object. Never lost.
+    static func postSettingFailure(_ error: CaptureError, from session: CaptureSession?, object: AnyObject) {
+        if let session {
+            session.postRuntimeError(error)
+        } else {
+            NotificationCenter.default.post(
+                name: runtimeErrorNotification, object: object, userInfo: [CaptureSessionErrorKey: error])
+        }
+    }
+
     // MARK: Running
 
     /// Whether the session is running (it may still be interrupted).
