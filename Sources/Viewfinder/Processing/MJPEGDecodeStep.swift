@@ -83,3 +83,23 @@ final class MJPEGDecodeStep: @unchecked Sendable {  // unchecked: a lane's decod
         }
     }
 }
+
+extension MJPEGDecodeStep {
+    /// What decoding one megapixel of Motion-JPEG costs, on the converter's scale (1 ≈ a libyuv
+    /// pass over a megabyte, measured ~0.15 CPU-ms here; a 4:2:2 q85 webcam frame decodes at ~2
+    /// CPU-ms per megapixel, TurboJPEG included).
+    static let costPerMegapixel = 13.0
+
+    /// What decoding one frame of `size` into `decoded` costs, for negotiation: the decoder's work
+    /// and, as for any change of format, the converter's colour-change charge (JPEG's quantisation
+    /// is lossier than rounding), so a raw format that keeps the rate and converts in one pass is
+    /// preferred; beyond planar Y'CbCr, a colour conversion (BGRA) or NV12's range mapping on top.
+    static func estimatedCost(decoding size: CaptureDevice.Dimensions, to decoded: PixelFormat) -> Double {
+        let decode = costPerMegapixel * Double(size.width * size.height) / 1e6 + PixelConverter.colourChangeCost
+        switch decoded {
+        case .nv12FullRange, .i420: return decode
+        case .bgra: return decode + PixelConverter.colourChangeCost
+        default: return decode + PixelConverter.colourChangeCost / 4
+        }
+    }
+}
