@@ -47,9 +47,25 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
     private let edits = NSLock()
     private(set) var engine: DeliveryEngine<AudioDeliveryContext, SampleBuffer>!
 
-    /// An output that lets at most `bufferBudget` buffers be in flight (at least 1; default 16).
+    /// The largest ``bufferBudget`` a session runs: buffers of at most 1 MiB (10 ms of 64 channels
+    /// of 64-bit samples at 192 kHz is 0.98 MiB) within the memory budget of video pools
+    /// (``PixelBufferPool/memoryBudget``, 4 GiB), as many as 4096.
+    public static let maximumBufferBudget = PixelBufferPool.memoryBudget >> 20
+    /// Set when the budget is past ``maximumBufferBudget``: the session refuses to start with it.
+    private let budgetRefusal: CaptureError?
+
+    /// An output that lets at most `bufferBudget` buffers be in flight (at least 1; default 16;
+    /// above ``maximumBufferBudget`` the session refuses to start, posting
+    /// ``CaptureError/Code/invalidArgument``).
     public init(bufferBudget: Int = 16) {
         self.bufferBudget = max(1, bufferBudget)
+        budgetRefusal =
+            bufferBudget <= Self.maximumBufferBudget
+            ? nil
+            : CaptureError(
+                .invalidArgument,
+                "an audio data output's bufferBudget of \(bufferBudget) buffers could hold more than the \(PixelBufferPool.memoryBudget >> 20) MiB memory budget: use at most \(Self.maximumBufferBudget)"
+            )
         super.init()
         engine = DeliveryEngine(
             label: "audio-data-output",
@@ -163,6 +179,7 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
     override func makeStreamContext(
         format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
     ) throws(CaptureError) -> any Sendable {
+        if let budgetRefusal { throw budgetRefusal }
         guard let deviceFormat = format.audioFormat else {
             throw CaptureError(
                 .unsupportedFormat, "an audio data output takes audio, but the device streams \(format)")
