@@ -96,7 +96,8 @@ extension CaptureDevice {
         public func validate() throws(CaptureError) {
             if mediaType == .audio {
                 guard let audioFormat else {
-                    throw CaptureError(.invalidArgument, "the audio format \(self) has no PCM layout: give it an AudioFormat")
+                    throw CaptureError(
+                        .invalidArgument, "the audio format \(self) has no PCM layout: give it an AudioFormat")
                 }
                 try audioFormat.validate()
                 return
@@ -110,14 +111,16 @@ extension CaptureDevice {
             guard !videoSupportedFrameRateRanges.isEmpty else {
                 throw CaptureError(
                     .invalidArgument,
-                    "the format \(pixelFormat.name) \(dimensions) has no frame rate: give it at least one FrameRateRange")
+                    "the format \(pixelFormat.name) \(dimensions) has no frame rate: give it at least one FrameRateRange"
+                )
             }
             for range in videoSupportedFrameRateRanges {
                 do throws(CaptureError) {
                     try range.validate()
                 } catch {
                     throw CaptureError(
-                        .invalidArgument, "the format \(pixelFormat.name) \(dimensions) has a bad rate: \(error.message)")
+                        .invalidArgument,
+                        "the format \(pixelFormat.name) \(dimensions) has a bad rate: \(error.message)")
                 }
             }
         }

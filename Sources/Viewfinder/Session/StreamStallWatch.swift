@@ -58,7 +58,8 @@ struct StreamStallWatch {
         let causes = SkippedFrameCause.allCases.compactMap { cause in
             counts[cause].map { "\($0) \(cause.explanation)" }
         }
-        let rate = frameDuration.isNumeric && frameDuration > .zero ? " at \(format3(1 / frameDuration.seconds)) fps" : ""
+        let rate =
+            frameDuration.isNumeric && frameDuration > .zero ? " at \(format3(1 / frameDuration.seconds)) fps" : ""
         return CaptureError(
             .driverError,
             "'\(deviceName)' has delivered no frame for \(total) frames\(rate) (\(Self.bound.seconds) s) while it keeps producing: every one was corrupt, \(causes.joined(separator: ", ")); the stream keeps running and counting (corruptFramesSkipped): check the cable and the driver, or choose another format"
