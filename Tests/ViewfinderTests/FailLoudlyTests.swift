@@ -197,6 +197,62 @@ struct FailLoudlyTests {
     }
 }
 
+@Suite("Fail loudly: the checks themselves")
+struct FailLoudlyCheckTests {
+    @Test("FrameRateRange and Format validate: bad rates are a typed error naming the value; good ones pass")
+    func validation() throws {
+        for (bad, named) in [
+            (FrameRateRange(framesPerSecond: 0), "1/0"), (FrameRateRange(framesPerSecond: -30), "1/-30"),
+            (FrameRateRange(frameDuration: MediaTime(seconds: .nan)), "0/0"),
+            (FrameRateRange(frameDuration: .positiveInfinity), "+infinity"),
+            (FrameRateRange(minFrameDuration: .fps(15), maxFrameDuration: .fps(30)), "1/15"),
+        ] {
+            #expect(!bad.isValid)
+            #expect(!bad.description.contains("nan"), "\(bad.description)")
+            let error = #expect(throws: CaptureError.self) { try bad.validate() }
+            #expect(error?.code == .invalidArgument)
+            #expect(error?.message.contains(named) == true, "\(error?.message ?? "")")
+        }
+        let good = FrameRateRange(minFrameDuration: .fps(60), maxFrameDuration: .fps(15))
+        #expect(good.isValid)
+        try good.validate()
+        for format in VirtualCamera.standardFormats { try format.validate() }
+        let empty = CaptureDevice.Format(pixelFormat: .bgra, width: 64, height: 48, frameRateRanges: [])
+        #expect(throws: CaptureError.self) { try empty.validate() }
+        let noSize = CaptureDevice.Format(
+            pixelFormat: .bgra, width: 0, height: 48, frameRateRanges: [FrameRateRange(framesPerSecond: 30)])
+        #expect(throws: CaptureError.self) { try noSize.validate() }
+    }
+
+    @Test("the stall watch reports once by frames at the stream's rate, or by host time for a slow driver")
+    func stallWatch() {
+        let name = "cam"
+        var byFrames = StreamStallWatch()
+        let reports = (0..<100).compactMap { index in
+            byFrames.skip(
+                index.isMultiple(of: 2) ? .errorFlag : .shortPayload, now: .zero, frameDuration: .fps(30),
+                deviceName: name)
+        }
+        #expect(reports.count == 1)
+        #expect(reports.first?.message.contains("60 frames") == true, "\(reports.first?.message ?? "")")
+        #expect(reports.first?.message.contains("30 flagged as damaged") == true)
+        #expect(byFrames.total == 100, "it keeps counting")
+        byFrames.recover()
+        #expect(byFrames.total == 0 && !byFrames.hasReported)
+
+        var byTime = StreamStallWatch()
+        #expect(byTime.skip(.oversizedPayload, now: .zero, frameDuration: .fps(30), deviceName: name) == nil)
+        #expect(
+            byTime.skip(
+                .oversizedPayload, now: MediaTime(value: 19, timescale: 10), frameDuration: .fps(30), deviceName: name)
+                == nil)
+        let late = byTime.skip(
+            .oversizedPayload, now: MediaTime(value: 2, timescale: 1), frameDuration: .fps(30), deviceName: name)
+        #expect(late?.code == .driverError)
+        #expect(late?.message.contains("3 claiming more bytes (bytesused)") == true, "\(late?.message ?? "")")
+    }
+}
+
 /// A clock whose wait returns at once while its time stands still: a broken clock (or a capture
 /// loop that does not wait), which a paced camera must notice.
 private struct EarlyClock: CaptureClock {
