@@ -42,6 +42,8 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
     /// buffers to the delegate. Audio queues rather than replacing late buffers.
     struct Body: OutputBody {
         let buffers: Int
+        /// Set when the budget is past ``maximumBufferBudget``: no stream is built with it.
+        let budgetRefusal: CaptureError?
 
         var label: String { "audio-data-output" }
         var acceptedMediaTypes: [MediaType] { [.audio] }
@@ -53,6 +55,7 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
         func makeContext(
             format: CaptureDevice.Format, frameDuration: MediaTime, settings: AudioSettings
         ) throws(CaptureError) -> AudioDeliveryContext {
+            if let budgetRefusal { throw budgetRefusal }
             guard let deviceFormat = format.audioFormat else {
                 throw CaptureError(
                     .unsupportedFormat, "an audio data output takes audio, but the device streams \(format)")
@@ -94,10 +97,25 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
 
     let core: EngineOutputCore<Body>
 
-    /// An output that lets at most `bufferBudget` buffers be in flight (at least 1; default 16).
+    /// The largest ``bufferBudget`` a session runs: buffers of at most 1 MiB (10 ms of 64 channels
+    /// of 64-bit samples at 192 kHz is 0.98 MiB) within the memory budget of video pools
+    /// (``PixelBufferPool/memoryBudget``, 4 GiB), as many as 4096.
+    public static let maximumBufferBudget = PixelBufferPool.memoryBudget >> 20
+
+    /// An output that lets at most `bufferBudget` buffers be in flight (at least 1; default 16;
+    /// above ``maximumBufferBudget`` the session refuses to start, posting
+    /// ``CaptureError/Code/invalidArgument``).
     public init(bufferBudget: Int = 16) {
         self.bufferBudget = max(1, bufferBudget)
-        core = EngineOutputCore(Body(buffers: self.bufferBudget + 1), budgetLimit: self.bufferBudget)
+        let refusal =
+            bufferBudget <= Self.maximumBufferBudget
+            ? nil
+            : CaptureError(
+                .invalidArgument,
+                "an audio data output's bufferBudget of \(bufferBudget) buffers could hold more than the \(PixelBufferPool.memoryBudget >> 20) MiB memory budget: use at most \(Self.maximumBufferBudget)"
+            )
+        let bounded = min(self.bufferBudget, Self.maximumBufferBudget)
+        core = EngineOutputCore(Body(buffers: bounded + 1, budgetRefusal: refusal), budgetLimit: bounded)
         super.init()
         adopt(core)
     }

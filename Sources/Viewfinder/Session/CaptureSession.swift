@@ -739,6 +739,11 @@ final class DeviceStream: DeviceStreamSink {
     /// The format and rate negotiated for the stream.
     let choice: FormatNegotiator.Choice
     private let stopped = Atomic<Bool>(false)
+    /// Frames the device skipped since the last one it handed on (see ``StreamStallWatch``).
+    private let stall = Mutex(StreamStallWatch())
+    /// Whether the device skipped a frame since the last one it handed on: the one check the
+    /// capture path makes per frame.
+    private let skipping = Atomic<Bool>(false)
 
     init(
         session: CaptureSession, device: CaptureDevice, connections: [CaptureConnection],
@@ -764,6 +769,11 @@ final class DeviceStream: DeviceStreamSink {
     var outputs: [CaptureOutput] { Self.outputs(of: connections) }
 
     func deviceDidCapture(_ sample: CapturedSample) {
+        if skipping.load(ordering: .relaxed) {
+            // A frame got through: any stall is over, and the next one is reported again.
+            skipping.store(false, ordering: .relaxed)
+            stall.withLock { $0.recover() }
+        }
         let mediaType = sample.mediaType
         for connection in connections where connection.mediaType == mediaType {
             connection.output?.receive(sample, from: connection)
@@ -774,6 +784,22 @@ final class DeviceStream: DeviceStreamSink {
         guard let session else { return }
         // Never handle failures (or run observers) on the capture thread.
         session.schedule { [self] in session.deviceDidFail(self, error: error) }
+    }
+
+    /// Counts a frame the device skipped; once only skips have come for the watch's bound, posts
+    /// one runtime error (the stream keeps running).
+    func deviceDidSkipFrame(_ cause: SkippedFrameCause) {
+        skipping.store(true, ordering: .relaxed)
+        let now = HostClock().now()
+        let duration = device.activeVideoMinFrameDuration
+        let name = device.localizedName
+        let report = stall.withLock { $0.skip(cause, now: now, frameDuration: duration, deviceName: name) }
+        guard let report, let session else { return }
+        // Posted from the notification queue, never on the capture thread.
+        session.schedule { [self] in
+            guard !stopped.load(ordering: .acquiring) else { return }
+            session.postRuntimeError(report)
+        }
     }
 
     /// Stops the device, waits for outputs to hand over what is queued, releases the device —
