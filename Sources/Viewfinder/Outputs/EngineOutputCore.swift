@@ -91,6 +91,8 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
     /// the output's code, so they cannot run under `settings`.
     private let edits = NSLock()
     private weak var owner: CaptureOutput?
+    /// Watches for an output that delivers nothing while every frame drops for one cause.
+    private let stall = Mutex(DeliveryStallWatch())
 
     /// Reads the delegate: a closure holding it weakly, made where its concrete type is known.
     // unchecked: the closure is made once and only reads a weak reference.
@@ -110,11 +112,15 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
                 body.prepare(sample, context: context, budget: budget, connection: connection)
             },
             consume: { [weak self] product, connection in
-                guard let self, let output = self.owner, let delegate = self.delegate else { return }
+                guard let self else { return }
+                self.stall.withLock { $0.delivered() }
+                guard let output = self.owner, let delegate = self.delegate else { return }
                 self.body.consume(product, from: connection, output: output, delegate: delegate)
             },
             reportDrop: { [weak self] drop in
-                guard let self, let output = self.owner, let delegate = self.delegate else { return }
+                guard let self else { return }
+                self.watchForStall(drop)
+                guard let output = self.owner, let delegate = self.delegate else { return }
                 self.body.reportDrop(drop, output: output, delegate: delegate)
             },
             recycle: { product in body.recycle(&product) })
@@ -182,6 +188,16 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
         }
     }
 
+    /// Counts `drop` toward a stall and, the first time every frame for ``DeliveryStallWatch/bound``
+    /// has dropped for the same cause with nothing delivered, posts one runtime error saying which
+    /// cause, with the counts (a delivered frame clears it).
+    private func watchForStall(_ drop: DeliveryEngine<Body.Context, Body.Product>.DropReport) {
+        let report = stall.withLock { $0.dropped(drop.reason, count: drop.count, at: drop.presentationTime) }
+        guard let report, let owner else { return }
+        let error = DeliveryStallWatch.error(for: report, output: String(describing: type(of: owner)))
+        CaptureSession.postSettingFailure(error, from: owner.session, object: owner)
+    }
+
     // MARK: Session hooks (OutputDriver)
 
     var acceptedMediaTypes: [MediaType] { body.acceptedMediaTypes }
@@ -209,7 +225,10 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
         }
     }
 
-    func sessionWillStartRunning() { engine.resetStatistics() }
+    func sessionWillStartRunning() {
+        engine.resetStatistics()
+        stall.withLock { $0.delivered() }
+    }
 
     func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
         engine.receive(sample, from: connection)
@@ -251,4 +270,75 @@ struct PreparedStream: Sendable {
 
     /// A stream with nothing to install.
     static let none = PreparedStream { _ in }
+}
+
+/// Watches an output for a stream that delivers nothing while its frames keep dropping for one
+/// cause that means something is wrong (every buffer held, every frame lost by the device, every
+/// frame failing to decode), so that this is said once instead of only counted. A busy delegate's
+/// late frames are its choice (a slow analysis keeps the newest frame by design), and drops a
+/// user's processor decides are its own business: neither counts. The built-in decoder's and
+/// converter's drops do.
+struct DeliveryStallWatch {
+    /// How much stream time may pass with every frame dropped for one cause before it is said.
+    static let bound = MediaTime(value: 2, timescale: 1)
+
+    /// A stall to report: its cause, the frames it dropped, the stream time it spans.
+    struct Report: Equatable {
+        var reason: DroppedFrameReason
+        var frames: Int
+        var seconds: Double
+    }
+
+    private var reason: DroppedFrameReason?
+    private var frames = 0
+    private var first: MediaTime?
+    private var reported = false
+
+    /// A frame was delivered: any stall is over.
+    mutating func delivered() { self = DeliveryStallWatch() }
+
+    /// `count` frames dropped for `reason` at stream time `time`; the report to post when this
+    /// crosses the bound for the first time since the last delivered frame.
+    mutating func dropped(_ reason: DroppedFrameReason, count: Int, at time: MediaTime) -> Report? {
+        guard Self.counts(reason), time.isNumeric else { return nil }
+        if reason != self.reason {
+            // A stall is one cause throughout; another cause starts the watch over.
+            self = DeliveryStallWatch()
+            self.reason = reason
+            first = time
+        }
+        frames += count
+        guard !reported, let first, frames >= 2, time - first >= Self.bound else { return nil }
+        reported = true
+        return Report(reason: reason, frames: frames, seconds: (time - first).seconds)
+    }
+
+    private static func counts(_ reason: DroppedFrameReason) -> Bool {
+        switch reason {
+        case .frameWasLate: false
+        case .outOfBuffers, .discontinuity: true
+        case .droppedByProcessor(let name):
+            name == MJPEGDecodeStep.dropName || name == AudioDeliveryContext.converterName
+        }
+    }
+
+    /// The error that says what the stall is and what to do.
+    static func error(for report: Report, output: String) -> CaptureError {
+        let seconds = (report.seconds * 10).rounded() / 10
+        let what =
+            "\(output) delivered nothing for \(seconds) s: all \(report.frames) frames dropped as \(report.reason)"
+        switch report.reason {
+        case .outOfBuffers:
+            return CaptureError(
+                .outOfBuffers,
+                "\(what) — the delegate holds every buffer: let go of sample buffers once used, or raise bufferBudget")
+        case .frameWasLate:
+            return CaptureError(.noDataCaptured, "\(what) — the delegate has not returned since")
+        case .discontinuity:
+            return CaptureError(.ioError, "\(what) — the device loses every frame: check its connection and bandwidth")
+        case .droppedByProcessor(let name):
+            return CaptureError(
+                .conversionFailed, "\(what) — the \(name) fails on every frame: the device's data may be damaged")
+        }
+    }
 }
