@@ -12,6 +12,7 @@
 #   Scripts/docs.sh Viewfinder      # one module
 set -euo pipefail
 cd "$(dirname "$0")/.."
+Scripts/install-dependencies.sh  # the system libraries the modules build against
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then modules=(Viewfinder ViewfinderSimulator); fi
