@@ -166,7 +166,7 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
 
     // MARK: Figures
 
-    /// Counters since the session last started, in buffers (``Statistics/audioSamplesLost`` in
+    /// Counters since the session last started, in buffers (``CaptureOutput/Statistics/audioSamplesLost`` in
     /// sample frames).
     public var statistics: Statistics { core.statistics }
 

@@ -24,7 +24,7 @@ import Synchronization
 /// - Frames the device lost are reported as ``DroppedFrameReason/discontinuity``.
 /// - Frames closer than ``minFrameDuration`` to the last accepted one are not delivered
 ///   (counted as rate-gated).
-/// - Every frame is accounted for: see ``Statistics``.
+/// - Every frame is accounted for: see ``CaptureOutput/Statistics``.
 /// - Drop decisions come before conversion: a frame that will be dropped is never converted.
 /// - Motion-JPEG frames decode on two lanes (two cores): while a frame decodes, the next accepted
 ///   one may start decoding on the other lane and is then no longer replaced as late.

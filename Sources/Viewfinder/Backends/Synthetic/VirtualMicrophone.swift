@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// Viewfinder's built-in virtual microphone ("Test Tone Microphone"): a device that captures a
-/// ``VirtualMicrophoneSignal`` — a tone whose marker bursts spell the running sample count,
+/// test signal — a tone whose marker bursts spell the running sample count,
 /// plus clicks at chosen presentation times — so audio paths run and are tested on a machine
 /// with no sound card.
 ///
@@ -13,7 +13,7 @@ import Synchronization
 /// first, `start + k·F / rate`, where `start` is the clock's time when capture began. Unpaced
 /// (`isPaced = false`) it produces as fast as buffers free up, timestamps unchanged. Like a
 /// sound card it fills a fixed pool of buffers; when every buffer is held downstream the chunk
-/// is lost and reported (``AudioLossReason/outOfBuffers``) and the sample count moves on.
+/// is lost and reported (as lost for want of buffers) and the sample count moves on.
 ///
 /// A click at presentation time *t* starts at the first sample stamped at or after *t*, so it
 /// can be lined up with the virtual camera's flash frame on the same clock.
