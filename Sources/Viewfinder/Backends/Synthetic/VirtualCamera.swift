@@ -98,20 +98,21 @@ public final class VirtualCamera: Sendable {
     }
 
     /// Makes the running stream fail with `error` at its next frame, as a driver error would.
-    public func simulateFailure(_ error: CaptureError) {
+    /// (Public as `simulateFailure(_:)` in ViewfinderSimulator, the test-only product.)
+    package func injectFailure(_ error: CaptureError) {
         backend.inject(.fail(error))
     }
 
     /// Unplugs the camera: a running stream fails with ``CaptureError/Code/deviceDisconnected``
-    /// at its next frame, and the device reports itself disconnected until ``simulateReconnect()``
+    /// at its next frame, and the device reports itself disconnected until ``injectReconnect()``
     /// (a stopped camera is disconnected at once).
-    public func simulateDisconnect() {
+    package func injectDisconnect() {
         backend.inject(.disconnect)
     }
 
     /// Plugs the camera back in: posts ``CaptureDevice/wasConnectedNotification``, and a session
     /// interrupted by the unplug resumes.
-    public func simulateReconnect() {
+    package func injectReconnect() {
         backend.setConnected(true)
         NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device)
     }

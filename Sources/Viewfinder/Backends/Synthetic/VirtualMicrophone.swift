@@ -131,15 +131,16 @@ public final class VirtualMicrophone: AudioCaptureSource, Sendable {
     /// The signal of the current or last stream (what every sample should be).
     var signal: VirtualMicrophoneSignal? { state.withLock { $0.signal } }
 
-    /// Makes the running stream fail with `error` at its next chunk.
-    public func simulateFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
+    /// Makes the running stream fail with `error` at its next chunk. (Public as
+    /// `simulateFailure(_:)` in ViewfinderSimulator, the test-only product.)
+    package func injectFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
 
     /// Unplugs the microphone: the stream fails with ``CaptureError/Code/deviceDisconnected``.
-    public func simulateDisconnect() { state.withLock { $0.pending = .disconnect } }
+    package func injectDisconnect() { state.withLock { $0.pending = .disconnect } }
 
     /// Plugs the microphone back in: posts ``CaptureDevice/wasConnectedNotification`` for its
     /// device, and a session interrupted by the unplug resumes.
-    public func simulateReconnect() {
+    package func injectReconnect() {
         state.withLock { $0.connected = true }
         NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device)
     }
