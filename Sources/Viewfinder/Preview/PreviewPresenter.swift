@@ -79,30 +79,37 @@ public struct PresenterStatistics: Sendable, Hashable {
     public init() {}
 }
 
-/// A one-frame mailbox: newest wins, counted. Shared by the built-in presenters.
+/// A one-frame mailbox with one taker at a time: newest wins, counted. Shared by the built-in
+/// presenters. The taker drains it (``take()`` until `nil`); ``put(_:)`` says when no taker is
+/// draining, so the caller must start one.
 final class NewestFrameSlot: Sendable {
     private struct State {
         var frame: PreviewFrame?
+        var draining = false
         var statistics = PresenterStatistics()
     }
     private let state = Mutex(State())
 
-    /// Stores `frame`, replacing (and counting) one not taken yet. Returns whether the slot was
-    /// empty (so the taker needs waking).
+    /// Stores `frame`, replacing (and counting) one not taken yet. Returns `true` when no taker is
+    /// draining: the caller starts one (which then owns the slot until ``take()`` returns `nil`).
     func put(_ frame: PreviewFrame) -> Bool {
         state.withLock { state in
             state.statistics.received += 1
-            let wasEmpty = state.frame == nil
-            if !wasEmpty { state.statistics.replaced += 1 }
+            if state.frame != nil { state.statistics.replaced += 1 }
             state.frame = frame
-            return wasEmpty
+            guard !state.draining else { return false }
+            state.draining = true
+            return true
         }
     }
 
-    /// The waiting frame, if any, counted as presented.
+    /// The waiting frame, counted as presented; `nil` (and the taker's turn ends) when none waits.
     func take() -> PreviewFrame? {
         state.withLock { state in
-            guard let frame = state.frame else { return nil }
+            guard let frame = state.frame else {
+                state.draining = false
+                return nil
+            }
             state.frame = nil
             state.statistics.presented += 1
             return frame

@@ -228,6 +228,7 @@ public final class CaptureSession: @unchecked Sendable {
             guard graph.outputs.contains(where: { $0 === output }) else { return }
             graph.outputs.removeAll { $0 === output }
             Self.connect(&graph)
+            output.setConnections([])
             output.attach(to: nil)
         }
     }
