@@ -50,6 +50,7 @@ struct PreviewLayerTests {
 
     /// Whether the reference's colour is the same all around (x, y) within `radius` pixels.
     static func uniform(_ buffer: PixelBuffer, _ x: Int, _ y: Int, radius: Int) -> Bool {
+        guard x >= 0, y >= 0, x < buffer.width, y < buffer.height else { return false }
         let centre = bgr(buffer, x, y)
         for dy in stride(from: -radius, through: radius, by: max(1, radius / 2)) {
             for dx in stride(from: -radius, through: radius, by: max(1, radius / 2)) {
@@ -79,62 +80,69 @@ struct PreviewLayerTests {
         "every rendered pixel shows the camera's pixel at the device point the layer converts it to",
         arguments: PreviewGeometryTests.setups, sourceFormats)
     func renderedPixelsMatchTheConversion(setup: PreviewGeometryTests.Setup, format: PixelFormat) throws {
-        let (cameraWidth, cameraHeight) = (320, 240)
-        let device = CaptureDevice.Format(
-            pixelFormat: format, width: cameraWidth, height: cameraHeight, frameRateRanges: [.init(framesPerSecond: 30)]
-        )
-        let reference = try Self.reference(width: cameraWidth, height: cameraHeight, sequence: 0x2D5)
-        let image = try Self.source(format, width: cameraWidth, height: cameraHeight, sequence: 0x2D5)
-        for layerSize in [CaptureDevice.Dimensions(width: 300, height: 170), .init(width: 150, height: 260)] {
-            let request = PreviewRenderRequest(
-                size: layerSize, gravity: setup.gravity, rotationAngle: setup.angle, mirrored: setup.mirrored)
-            let renderer = try PreviewRenderer(deviceFormat: device, request: request, budget: 2)
-            guard case .ready(let frame, _) = renderer.render(Self.sample(image, sequence: 0x2D5)) else {
-                Issue.record("the frame was not rendered")
-                return
-            }
-            let rendered = try #require(frame.pixelBuffer)
-            #expect(rendered.pixelFormat == .bgra && rendered.width == layerSize.width)
-            #expect(rendered.height == layerSize.height && frame.jpegBuffer == nil)
-            let geometry = PreviewGeometry(
-                imageSize: CGSize(width: cameraWidth, height: cameraHeight),
-                bounds: CGRect(x: 0, y: 0, width: layerSize.width, height: layerSize.height), gravity: setup.gravity,
-                rotationAngle: setup.angle, mirrored: setup.mirrored)
-            var compared = 0
-            var black = 0
-            var mismatches: [String] = []
-            for gy in 0..<24 {
-                for gx in 0..<24 {
-                    let x = (gx * layerSize.width) / 24 + 2
-                    let y = (gy * layerSize.height) / 24 + 2
-                    let devicePoint = geometry.devicePoint(
-                        fromLayerPoint: CGPoint(x: Double(x) + 0.5, y: Double(y) + 0.5))
-                    let got = Self.bgr(rendered, x, y)
-                    let outside =
-                        devicePoint.x < -0.02 || devicePoint.x > 1.02 || devicePoint.y < -0.02
-                        || devicePoint.y > 1.02
-                    if outside {
-                        black += 1
-                        if got != (0, 0, 0) { mismatches.append("(\(x),\(y)) in a band is \(got), not black") }
-                        continue
-                    }
-                    let sx = Int(devicePoint.x * Double(cameraWidth))
-                    let sy = Int(devicePoint.y * Double(cameraHeight))
-                    guard Self.uniform(reference, sx, sy, radius: 6) else { continue }
-                    compared += 1
-                    let want = Self.bgr(reference, sx, sy)
-                    let tolerance = format == .bgra ? 2 : 14
-                    if abs(got.0 - want.0) > tolerance || abs(got.1 - want.1) > tolerance
-                        || abs(got.2 - want.2) > tolerance
-                    {
-                        mismatches.append("(\(x),\(y)) -> device (\(sx),\(sy)): \(got), want \(want)")
+        // A small camera into two non-square layers, and 1080p scaled down 3x into a 4:3 window.
+        for (cameraWidth, cameraHeight, layerSizes) in [
+            (320, 240, [CaptureDevice.Dimensions(width: 300, height: 170), .init(width: 150, height: 260)]),
+            (1920, 1080, format == .nv12VideoRange ? [CaptureDevice.Dimensions(width: 640, height: 480)] : []),
+        ] {
+            let device = CaptureDevice.Format(
+                pixelFormat: format, width: cameraWidth, height: cameraHeight,
+                frameRateRanges: [.init(framesPerSecond: 30)]
+            )
+            let reference = try Self.reference(width: cameraWidth, height: cameraHeight, sequence: 0x2D5)
+            let image = try Self.source(format, width: cameraWidth, height: cameraHeight, sequence: 0x2D5)
+            for layerSize in layerSizes {
+                let request = PreviewRenderRequest(
+                    size: layerSize, gravity: setup.gravity, rotationAngle: setup.angle, mirrored: setup.mirrored)
+                let renderer = try PreviewRenderer(deviceFormat: device, request: request, budget: 2)
+                guard case .ready(let frame, _) = renderer.render(Self.sample(image, sequence: 0x2D5)) else {
+                    Issue.record("the frame was not rendered")
+                    return
+                }
+                let rendered = try #require(frame.pixelBuffer)
+                #expect(rendered.pixelFormat == .bgra && rendered.width == layerSize.width)
+                #expect(rendered.height == layerSize.height && frame.jpegBuffer == nil)
+                let geometry = PreviewGeometry(
+                    imageSize: CGSize(width: cameraWidth, height: cameraHeight),
+                    bounds: CGRect(x: 0, y: 0, width: layerSize.width, height: layerSize.height),
+                    gravity: setup.gravity,
+                    rotationAngle: setup.angle, mirrored: setup.mirrored)
+                var compared = 0
+                var black = 0
+                var mismatches: [String] = []
+                for gy in 0..<24 {
+                    for gx in 0..<24 {
+                        let x = (gx * layerSize.width) / 24 + 2
+                        let y = (gy * layerSize.height) / 24 + 2
+                        let devicePoint = geometry.devicePoint(
+                            fromLayerPoint: CGPoint(x: Double(x) + 0.5, y: Double(y) + 0.5))
+                        let got = Self.bgr(rendered, x, y)
+                        let outside =
+                            devicePoint.x < -0.02 || devicePoint.x > 1.02 || devicePoint.y < -0.02
+                            || devicePoint.y > 1.02
+                        if outside {
+                            black += 1
+                            if got != (0, 0, 0) { mismatches.append("(\(x),\(y)) in a band is \(got), not black") }
+                            continue
+                        }
+                        let sx = Int(devicePoint.x * Double(cameraWidth))
+                        let sy = Int(devicePoint.y * Double(cameraHeight))
+                        guard Self.uniform(reference, sx, sy, radius: 6) else { continue }
+                        compared += 1
+                        let want = Self.bgr(reference, sx, sy)
+                        let tolerance = format == .bgra ? 2 : 14
+                        if abs(got.0 - want.0) > tolerance || abs(got.1 - want.1) > tolerance
+                            || abs(got.2 - want.2) > tolerance
+                        {
+                            mismatches.append("(\(x),\(y)) -> device (\(sx),\(sy)): \(got), want \(want)")
+                        }
                     }
                 }
+                #expect(compared > 150, "too few comparable points (\(compared))")
+                #expect(mismatches.isEmpty, "\(layerSize): \(mismatches.prefix(5))")
+                let plan = try #require(renderer.plan)
+                #expect((black > 0) == (setup.gravity == .resizeAspect && plan.letterboxes))
             }
-            #expect(compared > 150, "too few comparable points (\(compared))")
-            #expect(mismatches.isEmpty, "\(layerSize): \(mismatches.prefix(5))")
-            let plan = try #require(renderer.plan)
-            #expect((black > 0) == (setup.gravity == .resizeAspect && plan.letterboxes))
         }
     }
 
