@@ -405,4 +405,34 @@ struct PreviewLayerTests {
         #expect(sizes.withLock { $0 }.allSatisfy { $0 == .init(width: 96, height: 64) })
         #expect(presenter.statistics.presented == 2)
     }
+
+    /// The README's "Showing the camera" example for your own toolkit: if it must change, change
+    /// the README with it.
+    @Test("README: a callback presenter gets BGRA frames at the layer's bounds; a tap converts to a device point")
+    func readmeCallbackExample() throws {
+        let camera = VirtualCamera(configuration: .init(formats: virtualFormats(.yuyv)))
+        let session = CaptureSession(notificationCenter: NotificationCenter())
+        try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
+        let previewLayer = CaptureVideoPreviewLayer(session: session)
+        previewLayer.videoGravity = .resizeAspectFill
+        let uploaded = DispatchSemaphore(value: 0)
+        let sizes = Mutex<[String]>([])
+        let presenter = CallbackPreviewPresenter(queue: DispatchQueue(label: "test.main")) { frame in
+            guard let pixels = frame.pixelBuffer else { return }  // BGRA, frame.width x frame.height
+            sizes.withLock {
+                $0.append("\(frame.width)x\(frame.height) \(pixels.pixelFormat.name) \(pixels.bytesPerRow)")
+            }
+            uploaded.signal()
+        }
+        previewLayer.bounds = CGRect(x: 0, y: 0, width: 800, height: 450)
+        previewLayer.addPresenter(presenter)
+        session.startRunning()
+        defer { session.stopRunning() }
+        #expect(uploaded.wait(timeout: .now() + 10) == .success)
+        #expect(uploaded.wait(timeout: .now() + 10) == .success)
+        #expect(sizes.withLock { $0 }.allSatisfy { $0 == "800x450 \(PixelFormat.bgra.name) 3200" })
+        let tap = CGPoint(x: 400, y: 225)
+        let point = previewLayer.captureDevicePointConverted(fromLayerPoint: tap)
+        #expect(abs(point.x - 0.5) < 1e-9 && abs(point.y - 0.5) < 1e-9)
+    }
 }
