@@ -225,6 +225,13 @@ struct PreviewWindowTests {
                 }
             }
         }
+        // A click in the window sets the camera's points of interest to the layer's conversion.
+        layer.videoGravity = .resizeAspect
+        let device = rig.camera.device
+        let expected = layer.captureDevicePointConverted(fromLayerPoint: CGPoint(x: 100.5, y: 150.5))
+        window.windowWasClicked(x: 100, y: 150)
+        window.waitForLayerChanges()
+        #expect(device.focusPointOfInterest == expected && device.exposurePointOfInterest == expected)
         #expect(window.statistics.presented >= 6)
         window.close()
         #expect(window.isClosed && layer.presenters.count == 1)

@@ -180,6 +180,9 @@ public final class PreviewWindow: PreviewPresenter {
         frameDrawn.signal()
     }
 
+    /// Waits until the layer changes the window asked for (a resize, a click) are applied.
+    func waitForLayerChanges() { layerQueue.sync {} }
+
     /// The number and size of the last frame drawn (for tests).
     var lastDrawn: (sequenceNumber: UInt64, width: Int, height: Int)? { state.withLock { $0.drawn } }
 }

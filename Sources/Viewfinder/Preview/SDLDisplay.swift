@@ -60,21 +60,28 @@ final class SDLDisplay: @unchecked Sendable {  // unchecked: `windows` is touche
 
     private init() {}
 
-    /// Runs `command` on the SDL thread, starting the thread (and SDL) if none runs.
+    /// Runs `command` on the SDL thread. Only opening a window starts the thread (and SDL) when
+    /// none runs; other commands are for windows of a running thread and are dropped otherwise.
     static func perform(_ command: Command) throws(CaptureError) {
+        var starts = false
+        if case .open = command { starts = true }
         // Queued under the registry's lock, which the thread also takes to end: a command never
         // goes to a thread that has gone.
-        let display: SDLDisplay = try current.withLock { (current) throws(CaptureError) -> SDLDisplay in
+        let started: SDLDisplay? = try current.withLock { (current) throws(CaptureError) -> SDLDisplay? in
             let display: SDLDisplay
             if let running = current {
                 display = running
-            } else {
+            } else if starts {
                 display = try start()
+            } else {
+                if case .close(_, let reply) = command { reply.send(.success(true)) }
+                return nil
             }
             current = display
             display.commands.withLock { $0.append(command) }
             return display
         }
+        guard let display = started else { return }
         _ = vf_sdl_push_wake(display.wakeType.load(ordering: .acquiring))
     }
 
