@@ -65,11 +65,16 @@ let package = Package(
         // glibc's CPU-affinity calls (GNU extensions the Glibc module leaves out): band threads
         // are placed on another CPU than the thread that wakes them.
         .target(name: "CThreads"),
+        // SDL2 (libsdl2 from Debian): the preview layer's window (PreviewWindow).
+        .target(
+            name: "CSDL2",
+            linkerSettings: [.linkedLibrary("SDL2")]
+        ),
         .target(
             name: "Viewfinder",
             dependencies: [
                 "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
-                "CThreads",
+                "CThreads", "CSDL2",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it

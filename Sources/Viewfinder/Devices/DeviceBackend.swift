@@ -133,6 +133,8 @@ package protocol DeviceBackend: AnyObject, Sendable {
     var mediaTypes: [MediaType] { get }
     /// Whether the device is still there.
     var isConnected: Bool { get }
+    /// Whether the device takes focus and exposure points of interest (default `false`).
+    var supportsPointsOfInterest: Bool { get }
 
     /// Starts capturing in `format` with frames `frameDuration` apart, delivering to `sink` on
     /// the backend's own thread until ``stopStreaming()``. Returns the frame duration the
@@ -152,6 +154,9 @@ extension DeviceBackend {
 
     /// Unknown, unless the backend knows better.
     package var position: CaptureDevice.Position { .unspecified }
+
+    /// No points of interest, unless the backend takes them.
+    package var supportsPointsOfInterest: Bool { false }
 
     /// The checks every backend makes before streaming: the device is still connected, offers
     /// `format`, and `format` is one a device can stream in (``CaptureDevice/Format/validate()``).

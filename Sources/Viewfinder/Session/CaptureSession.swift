@@ -102,8 +102,9 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// The inputs, including changes not yet committed.
     public var inputs: [CaptureInput] { state.withLock { $0.graph.inputs } }
-    /// The outputs, including changes not yet committed.
-    public var outputs: [CaptureOutput] { state.withLock { $0.graph.outputs } }
+    /// The outputs, including changes not yet committed. Preview layers are not listed (as in
+    /// AVFoundation), though their connections are in ``connections``.
+    public var outputs: [CaptureOutput] { state.withLock { $0.graph.outputs }.filter { !($0 is PreviewOutput) } }
     /// The connections between inputs and outputs.
     public var connections: [CaptureConnection] { state.withLock { $0.graph.connections } }
 
@@ -227,6 +228,7 @@ public final class CaptureSession: @unchecked Sendable {
             guard graph.outputs.contains(where: { $0 === output }) else { return }
             graph.outputs.removeAll { $0 === output }
             Self.connect(&graph)
+            output.setConnections([])
             output.attach(to: nil)
         }
     }

@@ -144,6 +144,9 @@ final class VirtualCameraBackend: DeviceBackend {
     var manufacturer: String { "Viewfinder" }
     var deviceType: CaptureDevice.DeviceType { .virtual }
     var formats: [CaptureDevice.Format] { configuration.formats }
+    /// Focus and exposure points of interest are kept and read back (the picture does not
+    /// change), so a tap-to-focus path can be tested end to end.
+    var supportsPointsOfInterest: Bool { true }
 
     private static let counter = Atomic<Int>(0)
 
