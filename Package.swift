@@ -65,11 +65,17 @@ let package = Package(
         // glibc's CPU-affinity calls (GNU extensions the Glibc module leaves out): band threads
         // are placed on another CPU than the thread that wakes them.
         .target(name: "CThreads"),
+        // libwebsockets 4.1 (the preview page's HTTP and WebSocket server): its callback protocol
+        // and lws_write's LWS_PRE headroom behind a few plain functions.
+        .target(
+            name: "CWebSockets",
+            linkerSettings: [.linkedLibrary("websockets")]
+        ),
         .target(
             name: "Viewfinder",
             dependencies: [
                 "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
-                "CThreads",
+                "CThreads", "CWebSockets",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
