@@ -5,6 +5,8 @@
 #include <libwebsockets.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 struct vf_ws_server {
     struct lws_context *context;
@@ -44,6 +46,23 @@ static int vf_ws_callback(struct lws *wsi, enum lws_callback_reasons reason, voi
     }
 }
 
+// libwebsockets does not keep bind's errno: bind a socket the same way to learn it.
+static int bind_error(int ipv6, const struct in_addr *address4, const struct in6_addr *address6, int port) {
+    int fd = socket(ipv6 ? AF_INET6 : AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) return errno;
+    int result;
+    if (ipv6) {
+        struct sockaddr_in6 address = {.sin6_family = AF_INET6, .sin6_port = htons((uint16_t)port), .sin6_addr = *address6};
+        result = bind(fd, (struct sockaddr *)&address, sizeof address);
+    } else {
+        struct sockaddr_in address = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port), .sin_addr = *address4};
+        result = bind(fd, (struct sockaddr *)&address, sizeof address);
+    }
+    int error = result ? errno : EADDRNOTAVAIL;
+    close(fd);
+    return error;
+}
+
 vf_ws_server *vf_ws_server_create(const char *address, int port, vf_ws_handler handler, void *context) {
     struct in6_addr address6;
     struct in_addr address4;
@@ -60,7 +79,9 @@ vf_ws_server *vf_ws_server_create(const char *address, int port, vf_ws_handler h
     server->protocols[0].callback = vf_ws_callback;
     server->protocols[0].rx_buffer_size = 4096;
 
-    lws_set_log_level(LLL_ERR, NULL);
+    // libwebsockets' own log: errors only, unless VIEWFINDER_LWS_LOG gives its LLL_ bit mask.
+    const char *log_mask = getenv("VIEWFINDER_LWS_LOG");
+    lws_set_log_level(log_mask ? atoi(log_mask) : LLL_ERR, NULL);
     struct lws_context_creation_info info;
     memset(&info, 0, sizeof info);
     // One vhost, created explicitly so that a bind failure is seen here; IPv6 sockets are only
@@ -82,7 +103,7 @@ vf_ws_server *vf_ws_server_create(const char *address, int port, vf_ws_handler h
     errno = 0;
     server->vhost = lws_create_vhost(server->context, &info);
     if (!server->vhost || lws_get_vhost_listen_port(server->vhost) <= 0) {
-        int saved = errno ? errno : EADDRNOTAVAIL;
+        int saved = bind_error(ipv6, &address4, &address6, port);
         lws_context_destroy(server->context);
         free(server);
         errno = saved;
@@ -110,6 +131,7 @@ int vf_ws_header(vf_ws_connection *connection, int which, char *buffer, int capa
     case VF_WS_HEADER_ORIGIN: token = WSI_TOKEN_ORIGIN; break;
     case VF_WS_HEADER_HOST: token = WSI_TOKEN_HOST; break;
     case VF_WS_HEADER_QUERY: token = WSI_TOKEN_HTTP_URI_ARGS; break;
+    case VF_WS_HEADER_PATH: token = WSI_TOKEN_GET_URI; break;
     default: return -1;
     }
     if (lws_hdr_total_length(WSI(connection), token) <= 0) return -1;
@@ -166,6 +188,8 @@ int vf_ws_transaction_completed(vf_ws_connection *connection) {
 }
 
 void vf_ws_release_headers(vf_ws_connection *connection) { lws_http_headers_detach(WSI(connection)); }
+
+void vf_ws_cancel_timeout(vf_ws_connection *connection) { lws_set_timeout(WSI(connection), NO_PENDING_TIMEOUT, 0); }
 
 int vf_ws_write(vf_ws_connection *connection, uint8_t *data, size_t length, int kind) {
     enum lws_write_protocol protocol;

@@ -58,7 +58,8 @@ size_t vf_ws_pre_padding(void);
 
 /// Copies request header `which` into `buffer` (NUL-terminated): its length, or -1 if absent or
 /// longer than `capacity - 1`.
-enum vf_ws_header { VF_WS_HEADER_ORIGIN = 1, VF_WS_HEADER_HOST = 2, VF_WS_HEADER_QUERY = 3 };
+/// (VF_WS_HEADER_PATH: a GET request's path, without the query.)
+enum vf_ws_header { VF_WS_HEADER_ORIGIN = 1, VF_WS_HEADER_HOST = 2, VF_WS_HEADER_QUERY = 3, VF_WS_HEADER_PATH = 4 };
 int vf_ws_header(vf_ws_connection *connection, int which, char *buffer, int capacity);
 /// Copies the value of query argument `name` (e.g. "token") into `buffer`: its length, or -1 if
 /// absent or too long.
@@ -77,6 +78,9 @@ int vf_ws_respond_status(vf_ws_connection *connection, int status);
 int vf_ws_transaction_completed(vf_ws_connection *connection);
 /// Releases the request's header storage (for a response that lasts, like a stream).
 void vf_ws_release_headers(vf_ws_connection *connection);
+/// Cancels libwebsockets' pending timeout on the connection (which would end a response still
+/// being written, such as a stream, after a few seconds).
+void vf_ws_cancel_timeout(vf_ws_connection *connection);
 
 /// How `vf_ws_write` frames the bytes.
 enum vf_ws_write_kind { VF_WS_WRITE_HTTP = 0, VF_WS_WRITE_HTTP_FINAL = 1, VF_WS_WRITE_TEXT = 2, VF_WS_WRITE_BINARY = 3 };
