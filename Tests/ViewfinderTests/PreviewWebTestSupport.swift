@@ -103,6 +103,13 @@ final class RawSocket {
         }
     }
 
+    /// Everything until the peer closes.
+    func readToEnd() throws -> [UInt8] {
+        while try fill() {}
+        defer { buffer.removeAll() }
+        return buffer
+    }
+
     /// Reads until the peer closes; true if it did before the timeout.
     func readsEndOfStream() -> Bool {
         while true {

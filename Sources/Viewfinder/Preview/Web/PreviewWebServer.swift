@@ -198,8 +198,8 @@ final class PreviewWebServer: Sendable {
     }
 
     /// Hands a JPEG frame to every viewer. Newest wins: beyond a viewer's queue limit it
-    /// replaces the oldest frame the viewer has not been sent yet. Copies the JPEG once (not
-    /// at all without viewers); never blocks on a viewer.
+    /// replaces the oldest frame the viewer has not been sent yet. Copies the JPEG once (the copy
+    /// is shared by every viewer, and kept for viewers that join later); never blocks on a viewer.
     func publish(
         jpeg: UnsafeRawBufferPointer, sequenceNumber: UInt64, presentationTime: MediaTime, width: Int, height: Int
     ) {
