@@ -35,10 +35,10 @@ final class Browser: @unchecked Sendable {
 
     // MARK: Availability
 
-    /// The chromium executable, if installed.
-    static let chromiumPath = executable(named: ["chromium", "chromium-browser"])
-    /// The chromedriver executable, if installed.
-    static let driverPath = executable(named: ["chromedriver"])
+    /// The chromium executable, if installed (`$VIEWFINDER_CHROMIUM` names another).
+    static let chromiumPath = locate("VIEWFINDER_CHROMIUM", ["chromium", "chromium-browser"])
+    /// The chromedriver executable, if installed (`$VIEWFINDER_CHROMEDRIVER` names another).
+    static let driverPath = locate("VIEWFINDER_CHROMEDRIVER", ["chromedriver"])
     /// Whether both are installed.
     static var isAvailable: Bool { chromiumPath != nil && driverPath != nil }
     /// Whether browser tests must run even without a browser (and so fail): `CI=true`.
@@ -51,6 +51,13 @@ final class Browser: @unchecked Sendable {
     private static let missingText =
         "chromium and chromedriver are not installed (apt-get install chromium chromium-driver, or run "
         + "Scripts/install-dependencies.sh); browser tests are skipped, and fail when CI=true"
+
+    private static func locate(_ variable: String, _ names: [String]) -> String? {
+        if let path = ProcessInfo.processInfo.environment[variable], !path.isEmpty {
+            return FileManager.default.isExecutableFile(atPath: path) ? path : nil
+        }
+        return executable(named: names)
+    }
 
     private static func executable(named names: [String]) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"

@@ -319,6 +319,8 @@ final class PreviewWebServiceCore: @unchecked Sendable {
                 count { $0.refusedForCapacity += 1 }
                 return vf_ws_respond_status(connection, 503)
             }
+            // Recorded first: if the headers cannot be written, closing the connection frees the slot.
+            connections[connection, default: Connection()].request = .multipart(slot: slot, inFlight: nil)
             let headers = Self.securityHeaders + "Pragma: no-cache\r\n"
             guard
                 vf_ws_respond_headers(
@@ -326,7 +328,6 @@ final class PreviewWebServiceCore: @unchecked Sendable {
             else {
                 return -1
             }
-            connections[connection, default: Connection()].request = .multipart(slot: slot, inFlight: nil)
             vf_ws_release_headers(connection)
             vf_ws_request_writable(connection)
             return 0
