@@ -70,11 +70,17 @@ let package = Package(
             name: "CSDL2",
             linkerSettings: [.linkedLibrary("SDL2")]
         ),
+        // libwebsockets 4.1 (the preview page's HTTP and WebSocket server): its callback protocol
+        // and lws_write's LWS_PRE headroom behind a few plain functions.
+        .target(
+            name: "CWebSockets",
+            linkerSettings: [.linkedLibrary("websockets")]
+        ),
         .target(
             name: "Viewfinder",
             dependencies: [
                 "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
-                "CThreads", "CSDL2",
+                "CThreads", "CSDL2", "CWebSockets",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
