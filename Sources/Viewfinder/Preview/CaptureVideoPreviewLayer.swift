@@ -274,3 +274,26 @@ extension CaptureVideoPreviewLayer {
     )
     public func insertSublayer(_ layer: CaptureVideoPreviewLayer, below sibling: CaptureVideoPreviewLayer?) {}
 }
+
+extension CaptureVideoPreviewLayer {
+    /// Tap to focus, as a presenter does for a click: sets the camera's focus and exposure
+    /// points of interest (where it supports them) to the device point under `point`, converted
+    /// by the layer; a point outside the picture (a letterbox band) does nothing. Returns the
+    /// device point set, or `nil`. Errors are posted as the session's runtime error.
+    @discardableResult
+    func setPointsOfInterest(atLayerPoint point: CGPoint) -> CGPoint? {
+        guard let device = connection?.device else { return nil }
+        let devicePoint = captureDevicePointConverted(fromLayerPoint: point)
+        guard (0...1).contains(devicePoint.x), (0...1).contains(devicePoint.y) else { return nil }
+        do throws(CaptureError) {
+            try device.lockForConfiguration()
+            defer { device.unlockForConfiguration() }
+            if device.isFocusPointOfInterestSupported { device.focusPointOfInterest = devicePoint }
+            if device.isExposurePointOfInterestSupported { device.exposurePointOfInterest = devicePoint }
+        } catch {
+            CaptureSession.postSettingFailure(error, from: session, object: device)
+            return nil
+        }
+        return devicePoint
+    }
+}

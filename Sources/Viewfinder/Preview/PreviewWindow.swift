@@ -160,18 +160,7 @@ public final class PreviewWindow: PreviewPresenter {
 
     func windowWasClicked(x: Int, y: Int) {
         layerQueue.async { [layerReference] in
-            guard let layer = layerReference.value, let device = layer.connection?.device else { return }
-            let point = layer.captureDevicePointConverted(
-                fromLayerPoint: CGPoint(x: Double(x) + 0.5, y: Double(y) + 0.5))
-            guard (0...1).contains(point.x), (0...1).contains(point.y) else { return }
-            do throws(CaptureError) {
-                try device.lockForConfiguration()
-                defer { device.unlockForConfiguration() }
-                if device.isFocusPointOfInterestSupported { device.focusPointOfInterest = point }
-                if device.isExposurePointOfInterestSupported { device.exposurePointOfInterest = point }
-            } catch {
-                layer.session?.postRuntimeError(error)
-            }
+            layerReference.value?.setPointsOfInterest(atLayerPoint: CGPoint(x: Double(x) + 0.5, y: Double(y) + 0.5))
         }
     }
 
