@@ -1,6 +1,6 @@
 // viewfinder-demo: captures from the default camera (the virtual test-pattern camera on a machine
 // without one) and prints live figures, captures from the default microphone and prints its
-// levels (--audio), shows the camera in a window (--window), or lists the devices and their formats.
+// levels (--audio), shows the camera in a window (--window) or a web page (--preview), or lists the devices and their formats.
 import Dispatch
 import Foundation
 import Synchronization
@@ -19,6 +19,8 @@ struct Options {
     var recordPath: String?
     var photoPath: String?
     var window = false
+    var preview = false
+    var previewSize = (1280, 720)
     var secondsGiven = false
 }
 
@@ -26,10 +28,14 @@ let usage = """
     usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|mjpeg|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
                            [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--audio]
-                           [--record FILE] [--photo OUT.jpg] [--window]
+                           [--record FILE] [--photo OUT.jpg] [--window] [--preview [--preview-size WxH]]
       --list-devices   print every camera and microphone with its formats and exit
       --window         show the camera in a window (a CaptureVideoPreviewLayer in a PreviewWindow; needs
                        DISPLAY); capture until the window is closed, or for --seconds N if given
+      --preview        show the camera on a web page on 127.0.0.1 (a CaptureVideoPreviewLayer in a
+                       PreviewWebPresenter): prints the page's URL with its token and captures until
+                       interrupted, or for --seconds N if given; --preview-size WxH sets the layer
+                       (default 1280x720)
       --audio          capture from the default microphone (the virtual one on a machine without a
                        sound card; --device picks another) and print its levels in dBFS per
                        channel each second
@@ -65,6 +71,11 @@ func parse(_ arguments: [String]) -> Options {
         switch argument {
         case "--list-devices": options.listDevices = true
         case "--window": options.window = true
+        case "--preview": options.preview = true
+        case "--preview-size":
+            let parts = value(argument).split(separator: "x").compactMap { Int($0) }
+            guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { fail("--preview-size takes WxH, e.g. 1280x720") }
+            options.previewSize = (parts[0], parts[1])
         case "--seconds":
             guard let seconds = Double(value(argument)), seconds > 0 else { fail("--seconds takes a positive number") }
             options.secondsGiven = true
@@ -328,11 +339,19 @@ do {
     fail(error.description)
 }
 // --window: the one line that replaces `view.layer.addSublayer(previewLayer)`.
-let previewLayer = options.window ? CaptureVideoPreviewLayer(session: session) : nil
+// --preview: the same layer on a web page on loopback instead.
+let previewLayer = options.window || options.preview ? CaptureVideoPreviewLayer(session: session) : nil
 var window: PreviewWindow?
+var page: PreviewWebPresenter?
 if let previewLayer {
     do {
-        window = try PreviewWindow(layer: previewLayer, title: "Viewfinder: \(device.localizedName)")
+        if options.window {
+            window = try PreviewWindow(layer: previewLayer, title: "Viewfinder: \(device.localizedName)")
+        }
+        if options.preview {
+            previewLayer.frame = CGRect(x: 0, y: 0, width: options.previewSize.0, height: options.previewSize.1)
+            page = try PreviewWebPresenter(layer: previewLayer)
+        }
     } catch {
         fail(error.description)
     }
@@ -382,8 +401,9 @@ var previous = output.statistics
 var previousPreview = previewLayer?.statistics
 let start = Date()
 var tick = 1.0
-let seconds = options.window && !options.secondsGiven ? Double.infinity : options.seconds
+let seconds = (options.window || options.preview) && !options.secondsGiven ? Double.infinity : options.seconds
 if let window { print("showing the camera in a \(window.size) window; close it to stop") }
+if let page { print("showing the camera at \(page.url) (the token is required; only this machine can connect)") }
 while true {
     let elapsed = Date().timeIntervalSince(start)
     if elapsed >= seconds { break }
@@ -408,19 +428,29 @@ while true {
                 movie.recordedDuration.seconds, movie.recordedFileSize, movie.recordedFrameCount, figures.dropped,
                 figures.droppedOutOfBuffers))
     }
-    if let previewLayer, let window, let before = previousPreview {
+    if let previewLayer, let before = previousPreview {
         let shown = previewLayer.statistics
-        print(
-            String(
-                format: "       window %@  %6.1f fps rendered  replaced while busy %d  drawn %d",
-                "\(window.size)", Double(shown.delivered - before.delivered) / max(interval, 0.001), shown.droppedLate,
-                window.statistics.presented))
+        let rendered = Double(shown.delivered - before.delivered) / max(interval, 0.001)
+        if let window {
+            print(
+                String(
+                    format: "       window %@  %6.1f fps rendered  replaced while busy %d  drawn %d",
+                    "\(window.size)", rendered, shown.droppedLate, window.statistics.presented))
+        }
+        if let page {
+            print(
+                String(
+                    format: "       page %@  %6.1f fps rendered  %d viewers  sent %d  replaced before encoding %d",
+                    "\(previewLayer.pixelSize)", rendered, page.viewerCount, page.statistics.presented,
+                    page.statistics.replaced))
+        }
         previousPreview = shown
     }
     previous = now
     tick += 1
 }
 window?.close()
+page?.close()
 if let movie {
     movie.stopRecording()
     if reporter.finished.wait(timeout: .now() + 30) == .timedOut { print("the recording did not finish in 30 s") }

@@ -262,7 +262,7 @@ extension CaptureVideoPreviewLayer {
     @available(
         *, unavailable,
         message:
-            "Linux has no layer tree: show the layer with `let window = try PreviewWindow(layer: previewLayer)` or add a presenter (previewLayer.addPresenter(_:))"
+            "Linux has no layer tree: show the layer with `let window = try PreviewWindow(layer: previewLayer)`, on a web page with `let page = try PreviewWebPresenter(layer: previewLayer)`, or add a presenter (previewLayer.addPresenter(_:))"
     )
     public func addSublayer(_ layer: CaptureVideoPreviewLayer) {}
 
@@ -270,7 +270,7 @@ extension CaptureVideoPreviewLayer {
     @available(
         *, unavailable,
         message:
-            "Linux has no layer tree: show the layer with `let window = try PreviewWindow(layer: previewLayer)` or add a presenter (previewLayer.addPresenter(_:))"
+            "Linux has no layer tree: show the layer with `let window = try PreviewWindow(layer: previewLayer)`, on a web page with `let page = try PreviewWebPresenter(layer: previewLayer)`, or add a presenter (previewLayer.addPresenter(_:))"
     )
     public func insertSublayer(_ layer: CaptureVideoPreviewLayer, below sibling: CaptureVideoPreviewLayer?) {}
 }

@@ -109,6 +109,8 @@ public final class PreviewWebPresenter: PreviewPresenter {
     }
 
     private func send(_ frame: PreviewFrame) {
+        // Nobody watching: nothing to encode (a page that connects gets the next frame).
+        guard server.viewerCount > 0 else { return }
         let published: Bool? = frame.withJPEGBytes { bytes in
             server.publish(
                 jpeg: bytes, sequenceNumber: frame.sequenceNumber, presentationTime: frame.presentationTimeStamp,
