@@ -25,7 +25,8 @@ extension CaptureDevice {
 
     /// Runs a property setter's throwing form: misuse traps naming the fix (as AVFoundation
     /// raises an exception), other failures are posted as
-    /// ``CaptureSession/runtimeErrorNotification`` with the device as the object.
+    /// ``CaptureSession/runtimeErrorNotification`` by the one rule for setters' errors
+    /// (``CaptureSession/postSettingFailure(_:from:object:)``).
     func applySetting(_ throwingForm: String, _ body: () throws(CaptureError) -> Void) {
         do {
             try body()
@@ -34,9 +35,7 @@ extension CaptureDevice {
             case .trap:
                 preconditionFailure("\(error.message) (call \(throwingForm), which throws, to handle this as an error)")
             case .post:
-                NotificationCenter.default.post(
-                    name: CaptureSession.runtimeErrorNotification, object: self,
-                    userInfo: [CaptureSessionErrorKey: error])
+                CaptureSession.postSettingFailure(error, from: streamingSession, object: self)
             }
         }
     }

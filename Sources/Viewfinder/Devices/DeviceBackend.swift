@@ -99,6 +99,14 @@ package protocol DeviceStreamSink: AnyObject, Sendable {
     func deviceDidCapture(_ frame: CapturedSample)
     /// The device failed; streaming has stopped. `isDisconnect` marks an unplugged device.
     func deviceDidFail(_ error: CaptureError)
+    /// The device produced a frame but skipped it for `cause` (streaming goes on). A sink that
+    /// sees only skips for a bounded time posts one runtime error (``StreamStallWatch``).
+    func deviceDidSkipFrame(_ cause: SkippedFrameCause)
+}
+
+extension DeviceStreamSink {
+    /// Sinks that do not watch for stalls ignore skipped frames.
+    package func deviceDidSkipFrame(_ cause: SkippedFrameCause) {}
 }
 
 /// What a kind of device (a camera family, a virtual camera) implements behind ``CaptureDevice``.
@@ -150,8 +158,8 @@ extension DeviceBackend {
     /// No points of interest, unless the backend takes them.
     package var supportsPointsOfInterest: Bool { false }
 
-    /// The checks every backend makes before streaming: the device is still connected and
-    /// offers `format`.
+    /// The checks every backend makes before streaming: the device is still connected, offers
+    /// `format`, and `format` is one a device can stream in (``CaptureDevice/Format/validate()``).
     func checkCanStream(_ format: CaptureDevice.Format) throws(CaptureError) {
         guard isConnected else {
             throw CaptureError(
@@ -160,6 +168,11 @@ extension DeviceBackend {
         guard formats.contains(format) else {
             throw CaptureError(
                 .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+        }
+        do throws(CaptureError) {
+            try format.validate()
+        } catch {
+            throw CaptureError(.invalidArgument, "'\(localizedName)' cannot stream: \(error.message)")
         }
     }
 }

@@ -11,114 +11,120 @@ import Synchronization
 /// layers there.
 ///
 /// Thread safety: may be used from any thread; state is in Mutexes.
-final class PreviewOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
+final class PreviewOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in the core and Mutexes.
     /// Frames in flight, and the size of each rendering pool.
     static let bufferBudget = 6
 
-    private struct State {
-        var request = PreviewRenderRequest()
-        var presenters: [any PreviewPresenter] = []
+    /// The presenters, as the core's "delegate": called on the delivery queue with each frame.
+    final class Presenters: Sendable {
+        let list = Mutex<[any PreviewPresenter]>([])
+        func present(_ frame: PreviewFrame) {
+            for presenter in list.withLock({ $0 }) { presenter.present(frame) }
+        }
     }
-    private let state = Mutex(State())
-    private var engine: DeliveryEngine<PreviewRenderer, PreviewFrame>!
+
+    /// The output's job on the shared core: build a renderer per negotiation, render accepted
+    /// frames, hand them to the presenters.
+    struct Body: OutputBody {
+        typealias Settings = PreviewRenderRequest
+        typealias Context = PreviewRenderer
+        typealias Product = PreviewFrame
+        typealias Delegate = Presenters
+
+        var label: String { "preview-layer" }
+        var acceptedMediaTypes: [MediaType] { [.video] }
+        var initialSettings: PreviewRenderRequest { PreviewRenderRequest() }
+
+        /// The layer's settings with what the presenters take and the connection's turn and mirror.
+        func resolve(_ settings: PreviewRenderRequest, for output: CaptureOutput) -> PreviewRenderRequest {
+            var request = settings
+            if let preview = output as? PreviewOutput {
+                let presenters = preview.presenters
+                request.acceptsJPEG = presenters.contains { $0.acceptsJPEG }
+                request.needsBGRA = presenters.contains { !$0.acceptsJPEG }
+            }
+            if let connection = output.connection(with: .video) {
+                request.rotationAngle = connection.videoRotationAngle
+                request.mirrored = connection.isVideoMirrored
+            }
+            return request
+        }
+
+        /// The preview asks nothing of the device: it renders whatever the other outputs choose.
+        func request(for settings: PreviewRenderRequest) -> OutputRequest { OutputRequest() }
+
+        func makeContext(
+            format: CaptureDevice.Format, frameDuration: MediaTime, settings: PreviewRenderRequest
+        ) throws(CaptureError) -> PreviewRenderer {
+            try PreviewRenderer(deviceFormat: format, request: settings, budget: PreviewOutput.bufferBudget)
+        }
+
+        func prepare(
+            _ sample: CapturedSample, context: PreviewRenderer, budget: FrameBudget, connection: CaptureConnection
+        ) -> DeliveryEngine<PreviewRenderer, PreviewFrame>.Preparation {
+            context.render(sample)
+        }
+
+        func consume(
+            _ product: PreviewFrame, from connection: CaptureConnection, output: CaptureOutput, delegate: Presenters
+        ) {
+            delegate.present(product)
+        }
+
+        func reportDrop(
+            _ drop: DeliveryEngine<PreviewRenderer, PreviewFrame>.DropReport, output: CaptureOutput,
+            delegate: Presenters
+        ) {}
+    }
+
+    let core: EngineOutputCore<Body>
+    private let presenterList = Presenters()
     /// Where presenters are called (set only while there are presenters, so a layer nobody
     /// watches renders nothing).
     private let presentQueue = DispatchQueue(label: "viewfinder.preview-layer.present")
 
     override init() {
+        core = EngineOutputCore(Body(), budgetLimit: Self.bufferBudget)
         super.init()
-        engine = DeliveryEngine(
-            label: "preview-layer",
-            prepare: { sample, renderer, _, _ in renderer.render(sample) },
-            consume: { [weak self] frame, _ in
-                guard let self else { return }
-                for presenter in self.presenters { presenter.present(frame) }
-            },
-            reportDrop: { _ in })
+        adopt(core)
     }
-
-    override var acceptedMediaTypes: [MediaType] { [.video] }
 
     // MARK: What the layer sets
 
-    var presenters: [any PreviewPresenter] { state.withLock { $0.presenters } }
+    var presenters: [any PreviewPresenter] { presenterList.list.withLock { $0 } }
 
     /// Changes the layer's part of the request (size, gravity) and renegotiates between frames.
     func update(_ edit: (inout PreviewRenderRequest) -> Void) throws(CaptureError) {
-        let changed = state.withLock { state -> Bool in
-            let before = state.request
-            edit(&state.request)
-            return state.request != before
-        }
-        if changed { try requestDidChange() }
+        var edited = core.currentSettings
+        edit(&edited)
+        guard edited != core.currentSettings else { return }
+        try core.applyChange { settings, _ in settings = edited }
     }
 
     func addPresenter(_ presenter: any PreviewPresenter) throws(CaptureError) {
-        state.withLock { state in
-            if !state.presenters.contains(where: { $0 === presenter }) { state.presenters.append(presenter) }
+        presenterList.list.withLock { list in
+            if !list.contains(where: { $0 === presenter }) { list.append(presenter) }
         }
-        engine.setCallbackQueue(presentQueue)
+        core.setDelegate({ [presenterList] in presenterList }, queue: presentQueue)
         try requestDidChange()
     }
 
     func removePresenter(_ presenter: any PreviewPresenter) throws(CaptureError) {
-        let empty = state.withLock { state in
-            state.presenters.removeAll { $0 === presenter }
-            return state.presenters.isEmpty
+        let empty = presenterList.list.withLock { list in
+            list.removeAll { $0 === presenter }
+            return list.isEmpty
         }
-        if empty { engine.setCallbackQueue(nil) }
+        if empty { core.setDelegate(nil, queue: nil) }
         try requestDidChange()
     }
 
     /// The renderer of the current (or last) stream.
-    var renderer: PreviewRenderer? { engine.context }
+    var renderer: PreviewRenderer? { core.context }
 
-    var statistics: Statistics { engine.statistics }
-    var latency: LatencyStatistics { engine.latency }
+    var statistics: Statistics { core.statistics }
+    var latency: LatencyStatistics { core.latency }
 
     /// Waits until every accepted frame has been handed to the presenters (bounded).
     @discardableResult
-    func waitUntilDelivered(timeout: Double) -> Bool { engine.waitUntilDelivered(timeout: timeout) }
-
-    // MARK: Session hooks
-
-    override func makeRequest() -> OutputRequest {
-        var request = state.withLock { state in
-            var request = state.request
-            request.acceptsJPEG = state.presenters.contains { $0.acceptsJPEG }
-            request.needsBGRA = state.presenters.contains { !$0.acceptsJPEG }
-            return request
-        }
-        if let connection = connection(with: .video) {
-            request.rotationAngle = connection.videoRotationAngle
-            request.mirrored = connection.isVideoMirrored
-        }
-        // The preview asks nothing of the device: it renders whatever the other outputs choose.
-        return OutputRequest(settings: request)
-    }
-
-    override func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable {
-        try PreviewRenderer(
-            deviceFormat: format, request: request.settings as? PreviewRenderRequest ?? PreviewRenderRequest(),
-            budget: Self.bufferBudget)
-    }
-
-    override func install(_ context: any Sendable, isRestart: Bool) {
-        guard let renderer = context as? PreviewRenderer else { return }
-        if isRestart || !engine.isStreaming {
-            engine.beginStream(context: renderer, budgetLimit: Self.bufferBudget)
-        } else {
-            engine.replaceContext(renderer)
-        }
-    }
-
-    override func sessionWillStartRunning() { engine.resetStatistics() }
-
-    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        engine.receive(sample, from: connection)
-    }
-
-    override func streamDidStop() { engine.endStream(waitingUpTo: 5) }
+    func waitUntilDelivered(timeout: Double) -> Bool { core.waitUntilDelivered(timeout: timeout) }
 }
