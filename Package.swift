@@ -65,6 +65,11 @@ let package = Package(
         // glibc's CPU-affinity calls (GNU extensions the Glibc module leaves out): band threads
         // are placed on another CPU than the thread that wakes them.
         .target(name: "CThreads"),
+        // SDL2 (libsdl2 from Debian): the preview layer's window (PreviewWindow).
+        .target(
+            name: "CSDL2",
+            linkerSettings: [.linkedLibrary("SDL2")]
+        ),
         // libwebsockets 4.1 (the preview page's HTTP and WebSocket server): its callback protocol
         // and lws_write's LWS_PRE headroom behind a few plain functions.
         .target(
@@ -75,7 +80,7 @@ let package = Package(
             name: "Viewfinder",
             dependencies: [
                 "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
-                "CThreads", "CWebSockets",
+                "CThreads", "CSDL2", "CWebSockets",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it

@@ -1,6 +1,6 @@
 // viewfinder-demo: captures from the default camera (the virtual test-pattern camera on a machine
 // without one) and prints live figures, captures from the default microphone and prints its
-// levels (--audio), or lists the devices and their formats.
+// levels (--audio), shows the camera in a window (--window), or lists the devices and their formats.
 import Dispatch
 import Foundation
 import Synchronization
@@ -18,14 +18,18 @@ struct Options {
     var audio = false
     var recordPath: String?
     var photoPath: String?
+    var window = false
+    var secondsGiven = false
 }
 
 let usage = """
     usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|mjpeg|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
                            [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--audio]
-                           [--record FILE] [--photo OUT.jpg]
+                           [--record FILE] [--photo OUT.jpg] [--window]
       --list-devices   print every camera and microphone with its formats and exit
+      --window         show the camera in a window (a CaptureVideoPreviewLayer in a PreviewWindow; needs
+                       DISPLAY); capture until the window is closed, or for --seconds N if given
       --audio          capture from the default microphone (the virtual one on a machine without a
                        sound card; --device picks another) and print its levels in dBFS per
                        channel each second
@@ -60,8 +64,10 @@ func parse(_ arguments: [String]) -> Options {
     while let argument = iterator.next() {
         switch argument {
         case "--list-devices": options.listDevices = true
+        case "--window": options.window = true
         case "--seconds":
             guard let seconds = Double(value(argument)), seconds > 0 else { fail("--seconds takes a positive number") }
+            options.secondsGiven = true
             options.seconds = seconds
         case "--format":
             switch value(argument) {
@@ -321,6 +327,16 @@ do {
 } catch {
     fail(error.description)
 }
+// --window: the one line that replaces `view.layer.addSublayer(previewLayer)`.
+let previewLayer = options.window ? CaptureVideoPreviewLayer(session: session) : nil
+var window: PreviewWindow?
+if let previewLayer {
+    do {
+        window = try PreviewWindow(layer: previewLayer, title: "Viewfinder: \(device.localizedName)")
+    } catch {
+        fail(error.description)
+    }
+}
 session.startRunning()
 guard session.isRunning else { fail("the session did not start (see the error above)") }
 let format = device.activeFormat
@@ -363,12 +379,16 @@ if let path = options.photoPath {
 }
 
 var previous = output.statistics
+var previousPreview = previewLayer?.statistics
 let start = Date()
 var tick = 1.0
+let seconds = options.window && !options.secondsGiven ? Double.infinity : options.seconds
+if let window { print("showing the camera in a \(window.size) window; close it to stop") }
 while true {
     let elapsed = Date().timeIntervalSince(start)
-    if elapsed >= options.seconds { break }
-    Thread.sleep(forTimeInterval: min(tick - elapsed, options.seconds - elapsed))
+    if elapsed >= seconds { break }
+    if let window, window.waitUntilClosed(timeout: min(tick - elapsed, seconds - elapsed)) { break }
+    if window == nil { Thread.sleep(forTimeInterval: min(tick - elapsed, seconds - elapsed)) }
     let now = output.statistics
     let interval = min(1, Date().timeIntervalSince(start) - (tick - 1))
     let fps = Double(now.delivered - previous.delivered) / max(interval, 0.001)
@@ -388,9 +408,19 @@ while true {
                 movie.recordedDuration.seconds, movie.recordedFileSize, movie.recordedFrameCount, figures.dropped,
                 figures.droppedOutOfBuffers))
     }
+    if let previewLayer, let window, let before = previousPreview {
+        let shown = previewLayer.statistics
+        print(
+            String(
+                format: "       window %@  %6.1f fps rendered  replaced while busy %d  drawn %d",
+                "\(window.size)", Double(shown.delivered - before.delivered) / max(interval, 0.001), shown.droppedLate,
+                window.statistics.presented))
+        previousPreview = shown
+    }
     previous = now
     tick += 1
 }
+window?.close()
 if let movie {
     movie.stopRecording()
     if reporter.finished.wait(timeout: .now() + 30) == .timedOut { print("the recording did not finish in 30 s") }

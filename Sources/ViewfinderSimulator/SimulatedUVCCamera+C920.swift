@@ -4,7 +4,7 @@ import Viewfinder
 /// large sizes; MJPG keeps 30 fps), as `v4l2-ctl --list-formats-ext` prints it.
 extension SimulatedUVCCamera {
     /// A C920-like webcam: YUYV at 19 sizes (30 fps up to 800x448, 5 fps at 1920x1080, 2 fps above),
-    /// MJPG at 17 sizes all at 30 fps. Pass it to ``Configuration/init(listing:card:driver:busInfo:clock:)``.
+    /// MJPG at 17 sizes all at 30 fps. Pass it as a ``Configuration``'s `listing`.
     public static let c920Listing = #"""
         # A USB webcam modelled on a Logitech C920's published format listing (USB 2 bandwidth caps raw YUYV
         # at large sizes; MJPG keeps 30 fps). Format: what `v4l2-ctl --list-formats-ext` prints.

@@ -16,10 +16,10 @@ import Viewfinder
 /// request; UVC-style controls; unplugging (`ENODEV` on every call); `EACCES`, `EBUSY`, `EIO`
 /// and `EINVAL` on request.
 ///
-/// Frames are paced by an injected ``CaptureClock``: frame *k* of a stream is due one frame
+/// Frames are paced by an injected `CaptureClock`: frame *k* of a stream is due one frame
 /// interval after frame *k − 1*, the first one interval after `STREAMON`, so with a
-/// ``ManualClock`` a test gets exactly the frames whose time it has advanced to. Raw frames show
-/// the ``TestPattern`` with their sequence number; MJPEG frames are real JPEG images of it (4:2:2,
+/// `ManualClock` a test gets exactly the frames whose time it has advanced to. Raw frames show
+/// the `TestPattern` with their sequence number; MJPEG frames are real JPEG images of it (4:2:2,
 /// quality 85, full range as JFIF means, encoded per frame with libjpeg-turbo).
 ///
 /// ```swift
@@ -99,7 +99,7 @@ public final class SimulatedUVCCamera: Sendable {
 
     private static let serial = Atomic<Int>(0)
 
-    /// A camera as `configuration` describes. Throws ``CaptureError/Code/invalidArgument`` when
+    /// A camera as `configuration` describes. Throws `CaptureError.Code.invalidArgument` when
     /// the listing cannot be read.
     public init(configuration: Configuration) throws(CaptureError) {
         var listing = try V4L2FormatListing.parse(configuration.listing)

@@ -5,47 +5,59 @@ import Testing
 
 @testable import Viewfinder
 
-/// An output written outside the library on the delivery engine alone: it records each frame's
-/// sequence number (its "consumer" is an array) and gets ordering, late drops and accounting
-/// from the engine. This is the whole of it.
+/// An output written outside the library as a body on the shared core: it records each frame's
+/// sequence number (its "delegate" is an array) and gets ordering, late drops, accounting and
+/// the session's hooks from the core. This is the whole of it.
 final class SequenceLogOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
-    let log = Mutex<[UInt64]>([])
-    let drops = Mutex<[(DroppedFrameReason, Int)]>([])
-    let gate = DispatchSemaphore(value: 0)
-    /// Signalled when a blocking consume has begun.
-    let entered = DispatchSemaphore(value: 0)
-    let blocks = Atomic<Bool>(false)
-    private(set) var engine: DeliveryEngine<Int, UInt64>!
+    /// What the output does with a frame, and nothing else.
+    struct Body: OutputBody {
+        let log: SequenceLog
+        var label: String { "sequence-log" }
+        var acceptedMediaTypes: [MediaType] { [.video] }
+        var initialSettings: Int { 0 }
+        func request(for settings: Int) -> OutputRequest { OutputRequest() }
+        func makeContext(format: CaptureDevice.Format, frameDuration: MediaTime, settings: Int) -> Int { settings }
+        func prepare(
+            _ sample: CapturedSample, context: Int, budget: FrameBudget, connection: CaptureConnection
+        ) -> DeliveryEngine<Int, UInt64>.Preparation { .ready(sample.sequenceNumber, holdsSlot: false) }
+        func consume(
+            _ sequence: UInt64, from connection: CaptureConnection, output: CaptureOutput, delegate: SequenceLog
+        ) {
+            delegate.record(sequence)
+        }
+        func reportDrop(_ drop: DeliveryEngine<Int, UInt64>.DropReport, output: CaptureOutput, delegate: SequenceLog) {
+            delegate.drops.withLock { $0.append((drop.reason, drop.count)) }
+        }
+    }
+
+    /// The consumer: a log, which can be made to block inside a hand-over.
+    final class SequenceLog: Sendable {
+        let sequences = Mutex<[UInt64]>([])
+        let drops = Mutex<[(DroppedFrameReason, Int)]>([])
+        let gate = DispatchSemaphore(value: 0)
+        /// Signalled when a blocking consume has begun.
+        let entered = DispatchSemaphore(value: 0)
+        let blocks = Atomic<Bool>(false)
+
+        func record(_ sequence: UInt64) {
+            if blocks.load(ordering: .relaxed) {
+                entered.signal()
+                gate.wait()
+            }
+            sequences.withLock { $0.append(sequence) }
+        }
+    }
+
+    let consumer = SequenceLog()
+    let core: EngineOutputCore<Body>
+    var engine: DeliveryEngine<Int, UInt64> { core.engine }
 
     init(queue: DispatchQueue) {
+        core = EngineOutputCore(Body(log: consumer), budgetLimit: 4)
         super.init()
-        engine = DeliveryEngine(
-            label: "sequence-log",
-            prepare: { sample, _, _, _ in .ready(sample.sequenceNumber, holdsSlot: false) },
-            consume: { [weak self] sequence, _ in
-                guard let self else { return }
-                if blocks.load(ordering: .relaxed) {
-                    entered.signal()
-                    gate.wait()
-                }
-                log.withLock { $0.append(sequence) }
-            },
-            reportDrop: { [weak self] drop in self?.drops.withLock { $0.append((drop.reason, drop.count)) } })
-        engine.setCallbackQueue(queue)
+        adopt(core)
+        core.setDelegate({ [consumer] in consumer }, queue: queue)
     }
-
-    override var acceptedMediaTypes: [MediaType] { [.video] }
-    override func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable { 0 }
-    override func install(_ context: any Sendable, isRestart: Bool) {
-        if isRestart || !engine.isStreaming { engine.beginStream(context: 0, budgetLimit: 4) }
-    }
-    override func sessionWillStartRunning() { engine.resetStatistics() }
-    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        engine.receive(sample, from: connection)
-    }
-    override func streamDidStop() { engine.endStream(waitingUpTo: 5) }
 }
 
 /// An output that takes only audio.
@@ -63,24 +75,24 @@ struct OutputLayerTests {
         let output = SequenceLogOutput(queue: DispatchQueue(label: "test.log"))
         try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
         try session.tryAddOutput(output)
-        output.blocks.store(true, ordering: .relaxed)
+        output.consumer.blocks.store(true, ordering: .relaxed)
         session.startRunning()
         #expect(session.isRunning)
         #expect(clock.waitUntilSleeping())
-        #expect(output.entered.wait(timeout: .now() + 10) == .success)
+        #expect(output.consumer.entered.wait(timeout: .now() + 10) == .success)
         // Frame 0 is in the consumer, blocked; ten more come, only the newest may wait.
         for _ in 0..<10 {
             clock.advance(by: .fps(60))
             #expect(clock.waitUntilSleeping())
         }
-        output.blocks.store(false, ordering: .relaxed)
-        output.gate.signal()
+        output.consumer.blocks.store(false, ordering: .relaxed)
+        output.consumer.gate.signal()
         #expect(output.engine.waitUntilDelivered(timeout: 10))
         session.stopRunning()
 
-        let log = output.log.withLock { $0 }
+        let log = output.consumer.sequences.withLock { $0 }
         #expect(log == [0, 10], "the first frame and the newest waiting one")
-        let late = output.drops.withLock { $0 }.filter { $0.0 == .frameWasLate }.reduce(0) { $0 + $1.1 }
+        let late = output.consumer.drops.withLock { $0 }.filter { $0.0 == .frameWasLate }.reduce(0) { $0 + $1.1 }
         #expect(late == 9)
         let stats = output.engine.statistics
         #expect(stats.captured == 11 && stats.delivered == 2 && stats.droppedLate == 9)

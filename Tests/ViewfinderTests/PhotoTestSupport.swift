@@ -8,7 +8,7 @@ import Testing
 /// A photo delegate that records every callback (kind, request ID), the photos and errors, checks
 /// that callbacks never overlap and run on the output's queue, and lets tests wait for requests
 /// to finish.
-final class PhotoRecorder: CapturePhotoCaptureDelegate {
+final class PhotoRecorder: CapturePhotoCaptureDelegate, Sendable {
     enum Kind: Int, Sendable, Comparable {
         case willBegin, willCapture, didCapture, didFinishProcessing, didFinishCapture
         static func < (a: Kind, b: Kind) -> Bool { a.rawValue < b.rawValue }

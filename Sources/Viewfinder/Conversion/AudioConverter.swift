@@ -167,3 +167,18 @@ final class AudioConverter: @unchecked Sendable {  // the SwrContext is used by 
             hostArrivalTime: chunk.hostArrivalTime)
     }
 }
+
+extension AudioConverter {
+    /// What converting `format` as `settings` ask costs, for negotiation: 0 when delivered as is; a
+    /// sample-rate change costs most (resampling filters), then a channel change (mixing), then a
+    /// sample-format change, then re-interleaving, each well above the next.
+    static func estimatedCost(from format: AudioFormat, to settings: AudioSettings?) -> Int {
+        guard let settings else { return 0 }
+        var cost = 0
+        if let rate = settings.sampleRate, rate != format.sampleRate { cost += 100 }
+        if let channels = settings.channelCount, channels != format.channelCount { cost += 10 }
+        if let sampleFormat = settings.sampleFormat, sampleFormat != format.sampleFormat { cost += 2 }
+        if settings.isInterleaved != format.isInterleaved { cost += 1 }
+        return cost
+    }
+}

@@ -250,6 +250,31 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         return .libyuv
     }
 
+    /// What a change of pixel format costs beyond its passes, on ``estimatedCost(from:size:to:size:)``'s
+    /// scale: conversions round (±2 levels) and rounding stacks, so a route that only scales is
+    /// preferred to one that converts, even when it reads more.
+    static let colourChangeCost = 20.0
+
+    /// What a driver's plain-C software conversion (an emulated format) costs per megabyte it
+    /// makes: several times a libyuv pass.
+    static let softwarePassCostPerMegabyte = 5.0
+
+    /// What delivering a frame through this pair costs: ``estimatedCost(from:size:to:size:)`` plus
+    /// ``colourChangeCost`` when the pixel format changes. `nil` when no converter exists.
+    static func estimatedDeliveryCost(
+        from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
+        to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions
+    ) -> Double? {
+        estimatedCost(from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize)
+            .map { $0 + (sourceFormat != destinationFormat ? colourChangeCost : 0) }
+    }
+
+    /// What a format a driver emulates in software costs per frame of `megabytes`: its slow pass
+    /// and a colour change.
+    static func estimatedEmulationCost(megabytes: Double) -> Double {
+        softwarePassCostPerMegabyte * megabytes + colourChangeCost
+    }
+
     /// What converting one frame of this pair costs, for negotiation: each pass of the plan the
     /// converter would make, weighted by its kernel's cost (1 for a plain libyuv pass, 1.5
     /// through RGB; a libswscale scaling pass 3) times the megabytes it reads. Zero when nothing

@@ -87,6 +87,44 @@ extension CaptureDevice {
             return best ?? maxFrameDuration
         }
 
+        /// Throws ``CaptureError/Code/invalidArgument``, naming the bad value, unless a device can
+        /// stream in the format: a video format needs a size of 1…``PixelBuffer/maximumDimension``
+        /// a side and at least one frame-rate range, every range valid
+        /// (``FrameRateRange/validate()``); an audio format needs a valid ``audioFormat``. Every
+        /// backend checks it before it streams, so a format no camera could pace is refused
+        /// instead of spinning.
+        public func validate() throws(CaptureError) {
+            if mediaType == .audio {
+                guard let audioFormat else {
+                    throw CaptureError(
+                        .invalidArgument, "the audio format \(self) has no PCM layout: give it an AudioFormat")
+                }
+                try audioFormat.validate()
+                return
+            }
+            let maximum = PixelBuffer.maximumDimension
+            guard (1...maximum).contains(dimensions.width), (1...maximum).contains(dimensions.height) else {
+                throw CaptureError(
+                    .invalidArgument,
+                    "the format \(self) is \(dimensions): each side must be 1…\(maximum) pixels")
+            }
+            guard !videoSupportedFrameRateRanges.isEmpty else {
+                throw CaptureError(
+                    .invalidArgument,
+                    "the format \(pixelFormat.name) \(dimensions) has no frame rate: give it at least one FrameRateRange"
+                )
+            }
+            for range in videoSupportedFrameRateRanges {
+                do throws(CaptureError) {
+                    try range.validate()
+                } catch {
+                    throw CaptureError(
+                        .invalidArgument,
+                        "the format \(pixelFormat.name) \(dimensions) has a bad rate: \(error.message)")
+                }
+            }
+        }
+
         public var description: String {
             if let audioFormat { return "audio \(audioFormat)" }
             let rates = videoSupportedFrameRateRanges.map { $0.description }.joined(separator: ", ")
@@ -140,12 +178,49 @@ public struct FrameRateRange: Sendable, Hashable, CustomStringConvertible {
     /// The lowest rate, in frames per second.
     public var minFrameRate: Double { 1 / maxFrameDuration.seconds }
 
+    /// Whether the range can pace a camera: both durations finite and positive (a rate above 0
+    /// and below infinity), the minimum not above the maximum.
+    public var isValid: Bool {
+        minFrameDuration.isNumeric && maxFrameDuration.isNumeric && minFrameDuration > .zero
+            && minFrameDuration <= maxFrameDuration
+    }
+
+    /// Throws ``CaptureError/Code/invalidArgument``, naming the value, unless the range
+    /// ``isValid``: a rate of zero, a negative or NaN rate (`FrameRateRange(framesPerSecond: 0)` is
+    /// the invalid time 1/0, `-30` the invalid 1/-30), a zero or infinite duration, or a minimum
+    /// above the maximum.
+    public func validate() throws(CaptureError) {
+        for (name, duration) in [("minFrameDuration", minFrameDuration), ("maxFrameDuration", maxFrameDuration)] {
+            guard duration.isNumeric, duration > .zero else {
+                throw CaptureError(
+                    .invalidArgument,
+                    "\(name) \(Self.describe(duration)) is not a positive time between frames (a rate of 0, below 0, infinite or NaN): give durations like 1/30 (30 fps)"
+                )
+            }
+        }
+        guard minFrameDuration <= maxFrameDuration else {
+            throw CaptureError(
+                .invalidArgument,
+                "minFrameDuration \(Self.describe(minFrameDuration)) is longer than maxFrameDuration \(Self.describe(maxFrameDuration)): the minimum is the shortest interval (the fastest rate)"
+            )
+        }
+    }
+
+    /// A duration as its fields (`1/0`, `-1/30`), with its kind when that is not numeric.
+    static func describe(_ time: MediaTime) -> String {
+        let fields = "\(time.value)/\(time.timescale)"
+        return time.isNumeric ? fields : "\(fields) (\(time))"
+    }
+
     /// Whether frames `duration` apart fall within the range.
     public func contains(frameDuration duration: MediaTime) -> Bool {
         duration >= minFrameDuration && duration <= maxFrameDuration
     }
 
     public var description: String {
+        guard isValid else {
+            return "invalid rate (\(Self.describe(minFrameDuration))–\(Self.describe(maxFrameDuration)) s)"
+        }
         func rate(_ r: Double) -> String {
             r == r.rounded() ? String(Int(r)) : String(format3(r))
         }

@@ -25,7 +25,8 @@ extension CaptureDevice {
 
     /// Runs a property setter's throwing form: misuse traps naming the fix (as AVFoundation
     /// raises an exception), other failures are posted as
-    /// ``CaptureSession/runtimeErrorNotification`` with the device as the object.
+    /// ``CaptureSession/runtimeErrorNotification`` by the one rule for setters' errors
+    /// (``CaptureSession/postSettingFailure(_:from:object:)``).
     func applySetting(_ throwingForm: String, _ body: () throws(CaptureError) -> Void) {
         do {
             try body()
@@ -34,9 +35,7 @@ extension CaptureDevice {
             case .trap:
                 preconditionFailure("\(error.message) (call \(throwingForm), which throws, to handle this as an error)")
             case .post:
-                NotificationCenter.default.post(
-                    name: CaptureSession.runtimeErrorNotification, object: self,
-                    userInfo: [CaptureSessionErrorKey: error])
+                CaptureSession.postSettingFailure(error, from: streamingSession, object: self)
             }
         }
     }
@@ -48,11 +47,14 @@ extension CaptureDevice {
 
     // MARK: Points of interest
 
-    /// Whether the camera can focus on a point: `false` (UVC cameras have no focus region).
-    public var isFocusPointOfInterestSupported: Bool { false }
+    /// Whether the camera can focus on a point: `false` for UVC cameras (they have no focus
+    /// region); `true` for the virtual camera, which keeps the point (see
+    /// ``focusPointOfInterest``).
+    public var isFocusPointOfInterestSupported: Bool { backend.supportsPointsOfInterest }
 
     /// The point focus aims at, (0,0) top left … (1,1) bottom right of the landscape frame.
-    /// Kept but without effect: no Linux camera control takes it. Needs the configuration lock.
+    /// Kept but without effect on a UVC camera (no Linux camera control takes it); the virtual
+    /// camera reports it supported and reads back what was set. Needs the configuration lock.
     public var focusPointOfInterest: CGPoint {
         get { extras.withLock { $0.focusPoint } }
         set {
@@ -61,8 +63,9 @@ extension CaptureDevice {
         }
     }
 
-    /// Whether the camera can meter exposure at a point: `false`.
-    public var isExposurePointOfInterestSupported: Bool { false }
+    /// Whether the camera can meter exposure at a point: `false`, but `true` for the virtual
+    /// camera (as ``isFocusPointOfInterestSupported``).
+    public var isExposurePointOfInterestSupported: Bool { backend.supportsPointsOfInterest }
 
     /// The point exposure is metered at. Kept but without effect, as ``focusPointOfInterest``.
     public var exposurePointOfInterest: CGPoint {

@@ -163,12 +163,16 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
 
     /// Makes `format` (one of ``formats``) the active format. Resets the frame duration to the
     /// format's fastest rate unless it supports the current one. Requires the configuration lock.
+    ///
+    /// Applies when set, as AVFoundation's does: on a running session the device's stream
+    /// restarts in the new format (outputs convert to what they deliver, as at start). When an
+    /// output cannot run on it, the previous format stays and the error is thrown.
     public func setActiveFormat(_ format: Format) throws(CaptureError) {
         guard formats.contains(format) else {
             throw CaptureError(
                 .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
         }
-        try configuration.withLock { (config) throws(CaptureError) in
+        try applyToRunningSession { (config) throws(CaptureError) in
             guard config.lockCount > 0 else {
                 throw CaptureError(
                     .configurationNotLocked,
@@ -188,7 +192,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     /// The duration must lie in one of the active format's ``Format/videoSupportedFrameRateRanges``.
     /// Requires the configuration lock.
     public func setActiveVideoMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
-        try configuration.withLock { (config) throws(CaptureError) in
+        try applyToRunningSession { (config) throws(CaptureError) in
             guard config.lockCount > 0 else {
                 throw CaptureError(
                     .configurationNotLocked,
@@ -213,6 +217,34 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
             config.minFrameDurationWasSet = true
         }
     }
+
+    /// Changes the configuration with `edit`, then — the one rule for settings — has the session
+    /// streaming this device (if any) renegotiate now; restores the previous configuration and
+    /// rethrows when the session cannot run the new one.
+    private func applyToRunningSession(
+        _ edit: (inout Configuration) throws(CaptureError) -> Void
+    ) throws(CaptureError) {
+        let (previous, session) = try configuration.withLock { (config) throws(CaptureError) in
+            let previous = config
+            try edit(&config)
+            return (previous, config.ownerSession?.value)
+        }
+        guard let session else { return }
+        do {
+            try session.deviceConfigurationDidChange(self)
+        } catch {
+            configuration.withLock { config in
+                config.activeFormat = previous.activeFormat
+                config.activeVideoMinFrameDuration = previous.activeVideoMinFrameDuration
+                config.formatWasSet = previous.formatWasSet
+                config.minFrameDurationWasSet = previous.minFrameDurationWasSet
+            }
+            throw error
+        }
+    }
+
+    /// The running session streaming the device, if any.
+    var streamingSession: CaptureSession? { configuration.withLock { $0.ownerSession?.value } }
 
     /// Whether the user chose the active format under the lock (the session then keeps it, as
     /// with the `.inputPriority` preset).

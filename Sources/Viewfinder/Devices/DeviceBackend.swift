@@ -99,6 +99,14 @@ package protocol DeviceStreamSink: AnyObject, Sendable {
     func deviceDidCapture(_ frame: CapturedSample)
     /// The device failed; streaming has stopped. `isDisconnect` marks an unplugged device.
     func deviceDidFail(_ error: CaptureError)
+    /// The device produced a frame but skipped it for `cause` (streaming goes on). A sink that
+    /// sees only skips for a bounded time posts one runtime error (``StreamStallWatch``).
+    func deviceDidSkipFrame(_ cause: SkippedFrameCause)
+}
+
+extension DeviceStreamSink {
+    /// Sinks that do not watch for stalls ignore skipped frames.
+    package func deviceDidSkipFrame(_ cause: SkippedFrameCause) {}
 }
 
 /// What a kind of device (a camera family, a virtual camera) implements behind ``CaptureDevice``.
@@ -125,6 +133,8 @@ package protocol DeviceBackend: AnyObject, Sendable {
     var mediaTypes: [MediaType] { get }
     /// Whether the device is still there.
     var isConnected: Bool { get }
+    /// Whether the device takes focus and exposure points of interest (default `false`).
+    var supportsPointsOfInterest: Bool { get }
 
     /// Starts capturing in `format` with frames `frameDuration` apart, delivering to `sink` on
     /// the backend's own thread until ``stopStreaming()``. Returns the frame duration the
@@ -145,8 +155,11 @@ extension DeviceBackend {
     /// Unknown, unless the backend knows better.
     package var position: CaptureDevice.Position { .unspecified }
 
-    /// The checks every backend makes before streaming: the device is still connected and
-    /// offers `format`.
+    /// No points of interest, unless the backend takes them.
+    package var supportsPointsOfInterest: Bool { false }
+
+    /// The checks every backend makes before streaming: the device is still connected, offers
+    /// `format`, and `format` is one a device can stream in (``CaptureDevice/Format/validate()``).
     func checkCanStream(_ format: CaptureDevice.Format) throws(CaptureError) {
         guard isConnected else {
             throw CaptureError(
@@ -155,6 +168,11 @@ extension DeviceBackend {
         guard formats.contains(format) else {
             throw CaptureError(
                 .unsupportedFormat, "'\(localizedName)' does not offer \(format): pick one of its `formats`")
+        }
+        do throws(CaptureError) {
+            try format.validate()
+        } catch {
+            throw CaptureError(.invalidArgument, "'\(localizedName)' cannot stream: \(error.message)")
         }
     }
 }

@@ -36,7 +36,9 @@
 /// not fit in 64 bits its timescale is halved until it does (rounding half away from zero); if it
 /// still overflows at timescale 1 the result is +infinity or -infinity by the sign of the
 /// overflow. Every rounded result, and every result of a rounded operand, carries
-/// ``MediaTimeFlags/hasBeenRounded``. The same halving applies to
+/// ``MediaTimeFlags/hasBeenRounded``. So `MediaTime(value: .max, timescale: 1) +
+/// MediaTime(value: 1, timescale: 1_000_000_000)` is `Int64.max/1`, rounded — the sum fits once
+/// the timescale is down to 1, as `CMTimeAdd` documents — while `Int64.max/1 + 1/1` is +infinity. The same halving applies to
 /// ``init(seconds:preferredTimescale:)``: `MediaTime(seconds: 1e10)` does not fit at nanoseconds
 /// and becomes `1e10` seconds at timescale 5·10⁸; `MediaTime(seconds: 1e300)` is +infinity.
 /// Conversions out of a time saturate too (``nanoseconds``).

@@ -32,54 +32,93 @@ import Synchronization
 ///   are the levels of the buffer at hand, as AVFoundation computes them per connection.
 ///
 /// Thread safety: every member may be used from any thread; changes apply between buffers.
-public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
+public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in the core.
     /// Buffers in flight (waiting for, or held by, the delegate) before new ones drop as
     /// ``DroppedFrameReason/outOfBuffers``: with the session's 10 ms buffers, the default 16 lets
     /// the delegate fall 160 ms behind.
     public let bufferBudget: Int
 
-    private struct State {
-        weak var delegate: (any CaptureAudioDataOutputSampleBufferDelegate)?
-        var settings = AudioSettings()
-    }
-    private let state = Mutex(State())
-    /// Serialises settings changes (each renegotiates through the session).
-    private let edits = NSLock()
-    private(set) var engine: DeliveryEngine<AudioDeliveryContext, SampleBuffer>!
+    /// The output's job on the shared core: convert PCM where asked, meter it, hand sample
+    /// buffers to the delegate. Audio queues rather than replacing late buffers.
+    struct Body: OutputBody {
+        let buffers: Int
+        /// Set when the budget is past ``maximumBufferBudget``: no stream is built with it.
+        let budgetRefusal: CaptureError?
 
-    /// An output that lets at most `bufferBudget` buffers be in flight (at least 1; default 16).
+        var label: String { "audio-data-output" }
+        var acceptedMediaTypes: [MediaType] { [.audio] }
+        var initialSettings: AudioSettings { AudioSettings() }
+        var discardsLateSamplesByDefault: Bool { false }
+
+        func request(for settings: AudioSettings) -> OutputRequest { OutputRequest(audioSettings: settings) }
+
+        func makeContext(
+            format: CaptureDevice.Format, frameDuration: MediaTime, settings: AudioSettings
+        ) throws(CaptureError) -> AudioDeliveryContext {
+            if let budgetRefusal { throw budgetRefusal }
+            guard let deviceFormat = format.audioFormat else {
+                throw CaptureError(
+                    .unsupportedFormat, "an audio data output takes audio, but the device streams \(format)")
+            }
+            return try AudioDeliveryContext(deviceFormat: deviceFormat, settings: settings, buffers: buffers)
+        }
+
+        func prepare(
+            _ sample: CapturedSample, context: AudioDeliveryContext, budget: FrameBudget, connection: CaptureConnection
+        ) -> DeliveryEngine<AudioDeliveryContext, SampleBuffer>.Preparation {
+            guard let chunk = sample.audio else { return .dropped(.droppedByProcessor("not audio")) }
+            connection.measureAudio(chunk)
+            guard let delivered = context.deliver(chunk) else {
+                return .dropped(.droppedByProcessor(AudioDeliveryContext.converterName))
+            }
+            return .ready(
+                SampleBuffer(audio: delivered, sequenceNumber: sample.sequenceNumber, budget: budget), holdsSlot: true)
+        }
+
+        func consume(
+            _ buffer: SampleBuffer, from connection: CaptureConnection, output: CaptureOutput,
+            delegate: any CaptureAudioDataOutputSampleBufferDelegate
+        ) {
+            delegate.captureOutput(output, didOutput: buffer, from: connection)
+        }
+
+        func reportDrop(
+            _ drop: DeliveryEngine<AudioDeliveryContext, SampleBuffer>.DropReport, output: CaptureOutput,
+            delegate: any CaptureAudioDataOutputSampleBufferDelegate
+        ) {
+            let buffer = SampleBuffer(
+                droppedFrameReason: drop.reason, count: drop.count, mediaType: .audio,
+                presentationTimeStamp: drop.presentationTime, duration: drop.duration,
+                sequenceNumber: drop.sequenceNumber)
+            buffer.setAttachment(drop.mediaSampleCount, forKey: .droppedAudioSampleCount)
+            delegate.captureOutput(output, didDrop: buffer, from: drop.connection)
+        }
+    }
+
+    let core: EngineOutputCore<Body>
+
+    /// The largest ``bufferBudget`` a session runs: buffers of at most 1 MiB (10 ms of 64 channels
+    /// of 64-bit samples at 192 kHz is 0.98 MiB) within the memory budget of video pools
+    /// (``PixelBufferPool/memoryBudget``, 4 GiB), as many as 4096.
+    public static let maximumBufferBudget = PixelBufferPool.memoryBudget >> 20
+
+    /// An output that lets at most `bufferBudget` buffers be in flight (at least 1; default 16;
+    /// above ``maximumBufferBudget`` the session refuses to start, posting
+    /// ``CaptureError/Code/invalidArgument``).
     public init(bufferBudget: Int = 16) {
         self.bufferBudget = max(1, bufferBudget)
+        let refusal =
+            bufferBudget <= Self.maximumBufferBudget
+            ? nil
+            : CaptureError(
+                .invalidArgument,
+                "an audio data output's bufferBudget of \(bufferBudget) buffers could hold more than the \(PixelBufferPool.memoryBudget >> 20) MiB memory budget: use at most \(Self.maximumBufferBudget)"
+            )
+        let bounded = min(self.bufferBudget, Self.maximumBufferBudget)
+        core = EngineOutputCore(Body(buffers: bounded + 1, budgetRefusal: refusal), budgetLimit: bounded)
         super.init()
-        engine = DeliveryEngine(
-            label: "audio-data-output",
-            prepare: { sample, context, budget, connection in
-                guard let chunk = sample.audio else { return .dropped(.droppedByProcessor("not audio")) }
-                connection.measureAudio(chunk)
-                guard let delivered = context.deliver(chunk) else {
-                    return .dropped(.droppedByProcessor(AudioDeliveryContext.converterName))
-                }
-                return .ready(
-                    SampleBuffer(audio: delivered, sequenceNumber: sample.sequenceNumber, budget: budget),
-                    holdsSlot: true)
-            },
-            consume: { [weak self] buffer, connection in
-                guard let self, let delegate = self.sampleBufferDelegate else { return }
-                delegate.captureOutput(self, didOutput: buffer, from: connection)
-            },
-            reportDrop: { [weak self] drop in
-                guard let self, let delegate = self.sampleBufferDelegate else { return }
-                let buffer = SampleBuffer(
-                    droppedFrameReason: drop.reason, count: drop.count, mediaType: .audio,
-                    presentationTimeStamp: drop.presentationTime, duration: drop.duration,
-                    sequenceNumber: drop.sequenceNumber)
-                buffer.setAttachment(drop.mediaSampleCount, forKey: .droppedAudioSampleCount)
-                delegate.captureOutput(self, didDrop: buffer, from: drop.connection)
-            })
-        engine.discardsLateSamples = false
+        adopt(core)
     }
-
-    override var acceptedMediaTypes: [MediaType] { [.audio] }
 
     // MARK: Delegate
 
@@ -88,19 +127,14 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
     public func setSampleBufferDelegate(
         _ delegate: (any CaptureAudioDataOutputSampleBufferDelegate)?, queue: DispatchQueue?
     ) {
-        let callbackQueue =
-            delegate == nil ? nil : queue ?? DispatchQueue(label: "viewfinder.audio-data-output.callbacks")
-        state.withLock { $0.delegate = delegate }
-        engine.setCallbackQueue(callbackQueue)
+        core.setDelegate(delegate.map { delegate in { [weak delegate] in delegate } }, queue: queue)
     }
 
     /// The delegate, if one is set and still alive.
-    public var sampleBufferDelegate: (any CaptureAudioDataOutputSampleBufferDelegate)? {
-        state.withLock { $0.delegate }
-    }
+    public var sampleBufferDelegate: (any CaptureAudioDataOutputSampleBufferDelegate)? { core.delegate }
 
     /// The queue the delegate is called on.
-    public var sampleBufferCallbackQueue: DispatchQueue? { engine.callbackQueue }
+    public var sampleBufferCallbackQueue: DispatchQueue? { core.callbackQueue }
 
     // MARK: Settings
 
@@ -110,96 +144,39 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
     /// settings cannot be delivered the old ones stay and the error is posted as
     /// ``CaptureSession/runtimeErrorNotification``; ``setAudioSettings(_:)`` throws it instead.
     public var audioSettings: AudioSettings {
-        get { state.withLock { $0.settings } }
-        set {
-            do throws(CaptureError) {
-                try setAudioSettings(newValue)
-            } catch {
-                session?.postRuntimeError(error)
-            }
-        }
+        get { core.currentSettings }
+        set { core.postingFailure { () throws(CaptureError) in try setAudioSettings(newValue) } }
     }
 
     /// Sets ``audioSettings``, throwing (and keeping the old settings) when a running session
     /// cannot deliver them.
     public func setAudioSettings(_ settings: AudioSettings) throws(CaptureError) {
         if let problem = settings.problem { throw CaptureError(.invalidArgument, problem) }
-        edits.lock()
-        defer { edits.unlock() }
-        let previous = state.withLock { state in
-            defer { state.settings = settings }
-            return state.settings
-        }
-        do {
-            try requestDidChange()
-        } catch {
-            state.withLock { $0.settings = previous }
-            throw error
-        }
+        try core.applyChange { current, _ in current = settings }
     }
 
     /// The PCM layout buffers are delivered in, once the session has negotiated.
-    public var deliveredAudioFormat: AudioFormat? { engine.context?.target }
+    public var deliveredAudioFormat: AudioFormat? { core.context?.target }
 
     /// Whether buffers are delivered as the device captured them (no conversion).
-    public var isConverting: Bool { engine.context.map { $0.target != $0.deviceFormat } ?? false }
+    public var isConverting: Bool { core.context.map { $0.target != $0.deviceFormat } ?? false }
+
+    /// The engine, for tests.
+    var engine: DeliveryEngine<AudioDeliveryContext, SampleBuffer> { core.engine }
 
     // MARK: Figures
 
-    /// Counters since the session last started, in buffers (``Statistics/audioSamplesLost`` in
+    /// Counters since the session last started, in buffers (``CaptureOutput/Statistics/audioSamplesLost`` in
     /// sample frames).
-    public var statistics: Statistics { engine.statistics }
+    public var statistics: Statistics { core.statistics }
 
     /// Capture-to-delegate latency over the last 1,024 delivered buffers.
-    public var deliveryLatency: LatencyStatistics { engine.latency }
-
-    // MARK: Session hooks
-
-    override func makeRequest() -> OutputRequest {
-        let settings = state.withLock { $0.settings }
-        return OutputRequest(audioSettings: settings, settings: settings)
-    }
-
-    override func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable {
-        guard let deviceFormat = format.audioFormat else {
-            throw CaptureError(
-                .unsupportedFormat, "an audio data output takes audio, but the device streams \(format)")
-        }
-        return try AudioDeliveryContext(
-            deviceFormat: deviceFormat, settings: request.settings as? AudioSettings ?? AudioSettings(),
-            buffers: bufferBudget + 1)
-    }
-
-    override func install(_ context: any Sendable, isRestart: Bool) {
-        guard let context = context as? AudioDeliveryContext else { return }
-        if isRestart || !engine.isStreaming {
-            engine.beginStream(context: context, budgetLimit: bufferBudget)
-        } else {
-            engine.replaceContext(context)
-        }
-    }
-
-    override func sessionWillStartRunning() {
-        engine.resetStatistics()
-    }
-
-    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        engine.receive(sample, from: connection)
-    }
-
-    override func streamDidStop() {
-        // Bounded: a delegate stuck forever must not hang stopRunning().
-        engine.endStream(waitingUpTo: 5)
-    }
+    public var deliveryLatency: LatencyStatistics { core.latency }
 
     /// Waits until everything queued so far has been handed to the delegate. Returns at once
     /// when called from a delegate callback (waiting there would deadlock).
     @discardableResult
-    func waitUntilDelivered(timeout: Double) -> Bool {
-        engine.waitUntilDelivered(timeout: timeout)
-    }
+    func waitUntilDelivered(timeout: Double) -> Bool { core.waitUntilDelivered(timeout: timeout) }
 }
 
 /// What an audio output negotiated for one stream: the device's format, the format to deliver,

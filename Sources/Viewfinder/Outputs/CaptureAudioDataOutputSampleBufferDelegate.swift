@@ -5,7 +5,11 @@
 /// ``CaptureAudioDataOutput/setSampleBufferDelegate(_:queue:)``, one call at a time, buffers in
 /// presentation order. One class may serve a video and an audio output at once (tell them apart
 /// by `output` or `connection.mediaType`), as with AVFoundation.
-public protocol CaptureAudioDataOutputSampleBufferDelegate: AnyObject, Sendable {
+///
+/// Not `Sendable`, like AVFoundation's: a delegate class with mutable state (a counter, a level
+/// history) is accepted in Swift 6 mode. The output calls it only on the queue you passed, one
+/// call at a time, so its state is confined to that queue.
+public protocol CaptureAudioDataOutputSampleBufferDelegate: AnyObject {
     /// A buffer of PCM was captured: read it with ``SampleBuffer/withAudioSamples(as:_:)``,
     /// ``SampleBuffer/withAudioBufferList(_:)`` or ``SampleBuffer/audioData``; its format with
     /// ``SampleBuffer/audioFormat``.

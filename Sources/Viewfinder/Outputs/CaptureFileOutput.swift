@@ -227,27 +227,33 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     override var acceptedMediaTypes: [MediaType] { [.video, .audio] }
 
-    override func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable {
-        if let audio = format.audioFormat { return audio }
-        return FileOutputStreamContext(
-            format: format, frameDuration: frameDuration, settings: request.settings as? MovieOutputSettings)
+    override func makeRequest() -> OutputRequest { makeFileRequest(pixelFormat: nil, settings: nil) }
+
+    /// A request for `pixelFormat` whose streams record with `settings`: a microphone's stream
+    /// feeds the audio engine, a camera's the video engine.
+    func makeFileRequest(pixelFormat: PixelFormat?, settings: MovieOutputSettings?) -> OutputRequest {
+        OutputRequest(pixelFormat: pixelFormat) { [weak self] format, frameDuration in
+            let output = self
+            if let audio = format.audioFormat {
+                return PreparedStream { isRestart in output?.install(audio: audio, isRestart: isRestart) }
+            }
+            let context = FileOutputStreamContext(format: format, frameDuration: frameDuration, settings: settings)
+            return PreparedStream { isRestart in output?.install(video: context, isRestart: isRestart) }
+        }
     }
 
-    override func install(_ context: any Sendable, isRestart: Bool) {
-        if let audio = context as? AudioFormat {
-            // The microphone's stream: its buffers become the AAC track of recordings that start
-            // after this (interleaved 16-bit or float PCM).
-            audioTrackFormat.withLock { $0 = audio }
-            if isRestart || !audioEngine.isStreaming {
-                audioEngine.beginStream(context: audio, budgetLimit: 64)
-            } else {
-                audioEngine.replaceContext(audio)
-            }
-            return
+    /// The microphone's stream: its buffers become the AAC track of recordings that start after
+    /// this (interleaved 16-bit or float PCM).
+    private func install(audio: AudioFormat, isRestart: Bool) {
+        audioTrackFormat.withLock { $0 = audio }
+        if isRestart || !audioEngine.isStreaming {
+            audioEngine.beginStream(context: audio, budgetLimit: 64)
+        } else {
+            audioEngine.replaceContext(audio)
         }
-        guard let context = context as? FileOutputStreamContext else { return }
+    }
+
+    private func install(video context: FileOutputStreamContext, isRestart: Bool) {
         if isRestart || !videoEngine.isStreaming {
             videoEngine.beginStream(context: context, budgetLimit: bufferBudget)
         } else {
@@ -269,11 +275,6 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         default:
             break
         }
-    }
-
-    override func streamDidStop() {
-        videoEngine.endStream(waitingUpTo: 5)
-        audioEngine.endStream(waitingUpTo: 5)
     }
 
     override func streamDidStop(mediaType: MediaType) {

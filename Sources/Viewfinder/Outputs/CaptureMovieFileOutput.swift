@@ -126,7 +126,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     override func makeRequest() -> OutputRequest {
         let chosen = connection(with: .video).map { outputSettings(for: $0) } ?? MovieOutputSettings()
         // Passthrough asks for Motion-JPEG natively (zero copy); encoders take NV12 without a copy.
-        return OutputRequest(pixelFormat: chosen.codec == .jpeg ? .mjpeg : .nv12VideoRange, settings: chosen)
+        return makeFileRequest(pixelFormat: chosen.codec == .jpeg ? .mjpeg : .nv12VideoRange, settings: chosen)
     }
 
     override func makeWriterOptions() -> MovieWriterOptions {

@@ -52,51 +52,47 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
 
     func setConnections(_ connections: [CaptureConnection]) { links.withLock { $0.connections = connections } }
 
-    // MARK: What every output declares (overridden by concrete outputs)
+    // MARK: What every output declares
+
+    /// The typed core behind an engine-backed output (``EngineOutputCore``), which answers the
+    /// hooks below; outputs that drive the session's hooks themselves leave it `nil`.
+    private(set) var driver: (any OutputDriver)?
+
+    /// Makes `core` answer this output's hooks. Called once, from the output's `init`.
+    func adopt<Body: OutputBody>(_ core: EngineOutputCore<Body>) {
+        core.attach(to: self)
+        driver = core
+    }
 
     /// The media types the output takes; the session connects it to the first input port of each.
-    var acceptedMediaTypes: [MediaType] { [] }
+    var acceptedMediaTypes: [MediaType] { driver?.acceptedMediaTypes ?? [] }
 
-    /// What this output wants from the device now, read once per negotiation: the session passes
-    /// the same request back to ``makeStreamContext(format:frameDuration:request:)``, so a change
-    /// made in between cannot split one negotiation across two settings.
-    func makeRequest() -> OutputRequest { OutputRequest() }
+    /// What this output wants from the device now, read once per negotiation, with the
+    /// ``OutputRequest/prepare`` that builds the output's stream from the settings read for it:
+    /// a change made in between cannot split one negotiation across two settings.
+    func makeRequest() -> OutputRequest { driver?.makeRequest() ?? OutputRequest() }
 
-    /// Builds what the output needs for a stream of `format` frames `frameDuration` apart, as
-    /// `request` asked, without changing the output (so a configuration that cannot work is
-    /// refused before anything stops). Throws the reason it cannot.
-    func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable { () }
-
-    /// Installs a context built by ``makeStreamContext(format:frameDuration:request:)``.
-    /// `isRestart` is `false` when the stream keeps running and only this output changed (the
-    /// context then applies between samples).
-    func install(_ context: any Sendable, isRestart: Bool) {}
-
-    /// Reads the request, builds its context for `format` and installs it as a new stream — what
+    /// Reads the request, builds the stream for `format` and installs it as a new stream — what
     /// the session does at start, done by hand (tests feed outputs this way).
     func prepareToStream(format: CaptureDevice.Format, frameDuration: MediaTime) throws(CaptureError) {
-        let context = try makeStreamContext(format: format, frameDuration: frameDuration, request: makeRequest())
-        install(context, isRestart: true)
+        try makeRequest().prepare(format, frameDuration).install(true)
     }
 
     // MARK: Hooks the session drives
 
     /// The session is about to start running (not called when it restarts streams for a commit
     /// or after an interruption).
-    func sessionWillStartRunning() {}
+    func sessionWillStartRunning() { driver?.sessionWillStartRunning() }
 
     /// A sample from `connection`, on the device's capture thread. Must not block.
-    func receive(_ sample: CapturedSample, from connection: CaptureConnection) {}
+    func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        driver?.receive(sample, from: connection)
+    }
 
-    /// The stream stopped: no more samples will arrive. Waits (bounded) for queued samples to be
-    /// handed over, unless called from inside this output's own callbacks.
-    func streamDidStop() {}
-
-    /// The stream carrying `mediaType` to this output stopped. An output fed by several devices
-    /// (a camera and a microphone) hears of each apart; by default this is ``streamDidStop()``.
-    func streamDidStop(mediaType: MediaType) { streamDidStop() }
+    /// The stream carrying `mediaType` to this output stopped: no more samples of it will arrive.
+    /// Waits (bounded) for queued samples to be handed over, unless called from inside this
+    /// output's own callbacks.
+    func streamDidStop(mediaType: MediaType) { driver?.streamDidStop(mediaType: mediaType) }
 
     /// The session stopped running — ``CaptureSession/stopRunning()``, or because of `failure` —
     /// after every stream stopped (not called for the restarts of a commit).
@@ -131,18 +127,25 @@ struct OutputRequest: Sendable {
     var processorFormats: [PixelFormat] = []
     /// The PCM layout wanted from a microphone; `nil` (video outputs) for whatever it captures.
     var audioSettings: AudioSettings?
-    /// The output's own snapshot of its settings, handed back when the stream context is built.
-    var settings: (any Sendable)?
+    /// Builds the output's stream for the negotiated format and frame duration from the settings
+    /// this request was read from (captured, typed), without changing the output; throws when the
+    /// output cannot run that way.
+    var prepare:
+        @Sendable (_ format: CaptureDevice.Format, _ frameDuration: MediaTime) throws(CaptureError) -> PreparedStream
 
     init(
         pixelFormat: PixelFormat? = nil, size: CaptureDevice.Dimensions? = nil, minFrameDuration: MediaTime = .invalid,
-        processorFormats: [PixelFormat] = [], audioSettings: AudioSettings? = nil, settings: (any Sendable)? = nil
+        processorFormats: [PixelFormat] = [], audioSettings: AudioSettings? = nil,
+        prepare: @escaping @Sendable (CaptureDevice.Format, MediaTime) throws(CaptureError) -> PreparedStream = {
+            _, _ in
+            .none
+        }
     ) {
         self.audioSettings = audioSettings
         self.pixelFormat = pixelFormat
         self.size = size
         self.minFrameDuration = minFrameDuration
         self.processorFormats = processorFormats
-        self.settings = settings
+        self.prepare = prepare
     }
 }

@@ -15,7 +15,12 @@
 ///
 /// The output holds the delegate weakly, as AVFoundation does: keep it alive until
 /// `didFinishCaptureFor` (one object per request, kept in a collection, is the usual pattern).
-public protocol CapturePhotoCaptureDelegate: AnyObject, Sendable {
+///
+/// Not `Sendable`, like AVFoundation's: an AVCam-style `PhotoCaptureProcessor` class with mutable
+/// state (`private(set) var photoData: Data?`) is accepted in Swift 6 mode. Its methods are called
+/// only on the output's one serial callback queue, one at a time, so that state is confined to
+/// that queue; read it there, or after `didFinishCaptureFor` has returned.
+public protocol CapturePhotoCaptureDelegate: AnyObject {
     /// The request was accepted and will be taken from the next frame (also called, first, for a
     /// refused request).
     func photoOutput(_ output: CapturePhotoOutput, willBeginCaptureFor resolvedSettings: CaptureResolvedPhotoSettings)

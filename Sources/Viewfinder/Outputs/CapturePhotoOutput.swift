@@ -57,7 +57,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// otherwise the connected camera's active format's size (zero with no camera).
     public var maxPhotoDimensions: CaptureDevice.Dimensions {
         if let context = pipeline.context { return context.format.dimensions }
-        let device = (connection(with: .video)?.inputPorts.first?.input as? CaptureDeviceInput)?.device
+        let device = connection(with: .video)?.device
         return device?.activeFormat.dimensions ?? CaptureDevice.Dimensions(width: 0, height: 0)
     }
 
@@ -65,7 +65,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     /// Kept for code ported from AVFoundation, where it allowed photos larger than the video
     /// stream. Here a photo is always a frame of the running stream and never reconfigures it, so
-    /// the flag changes nothing: photos are ``maxPhotoDimensions``. Default `false`.
+    /// the flag changes nothing: photos are ``maxPhotoDimensions``. Default `false`. Deprecated,
+    /// as AVFoundation deprecated it for `maxPhotoDimensions`, so the compiler says so.
+    @available(*, deprecated, message: "photos are frames of the running stream: read maxPhotoDimensions instead")
     public var isHighResolutionCaptureEnabled: Bool {
         get { highResolution.load(ordering: .relaxed) }
         set { highResolution.store(newValue, ordering: .relaxed) }
@@ -130,18 +132,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Session hooks
 
-    override func makeRequest() -> OutputRequest { OutputRequest() }
-
-    override func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable {
-        PhotoStreamContext(format: format, frameDuration: frameDuration)
-    }
-
-    override func install(_ context: any Sendable, isRestart: Bool) {
-        guard let context = context as? PhotoStreamContext else { return }
-        pipeline.install(context, isRestart: isRestart)
-    }
+    override func makeRequest() -> OutputRequest { pipeline.makeRequest() }
 
     override func sessionWillStartRunning() { pipeline.resetStatistics() }
 
@@ -149,13 +140,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         pipeline.receive(sample, from: connection)
     }
 
-    override func streamDidStop() {
+    override func streamDidStop(mediaType: MediaType) {
         pipeline.streamDidStop(error: self.stopError())
     }
 
     /// Why requests still waiting when the stream stopped failed.
     func stopError() -> CaptureError {
-        let device = (connection(with: .video)?.inputPorts.first?.input as? CaptureDeviceInput)?.device
+        let device = connection(with: .video)?.device
         if let device, !device.isConnected {
             return CaptureError(
                 .deviceDisconnected,
@@ -167,7 +158,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 }
 
 /// Forwards a request's callbacks to a photo delegate (held weakly).
-private struct DelegateClient: PhotoRequestClient {
+// unchecked: the delegate is not Sendable (as AVFoundation's is not); the pipeline calls a
+// client only on its one serial callback queue, one call at a time.
+private struct DelegateClient: PhotoRequestClient, @unchecked Sendable {
     weak var output: CapturePhotoOutput?
     weak var delegate: (any CapturePhotoCaptureDelegate)?
 

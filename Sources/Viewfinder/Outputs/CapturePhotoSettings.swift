@@ -136,7 +136,8 @@ public final class CapturePhotoSettings: Sendable {
     }
 
     /// Kept for ported code: photos are always frames of the running stream (see
-    /// ``CapturePhotoOutput/isHighResolutionCaptureEnabled``).
+    /// ``CapturePhotoOutput/isHighResolutionCaptureEnabled``). Deprecated, as in AVFoundation.
+    @available(*, deprecated, message: "photos are frames of the running stream: set maxPhotoDimensions instead")
     public var isHighResolutionPhotoEnabled: Bool {
         get { mutable.withLock { $0.isHighResolutionPhotoEnabled } }
         set { mutable.withLock { $0.isHighResolutionPhotoEnabled = newValue } }

@@ -111,18 +111,7 @@ public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Session hooks
 
-    override func makeRequest() -> OutputRequest { OutputRequest() }
-
-    override func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable {
-        PhotoStreamContext(format: format, frameDuration: frameDuration)
-    }
-
-    override func install(_ context: any Sendable, isRestart: Bool) {
-        guard let context = context as? PhotoStreamContext else { return }
-        photos.pipeline.install(context, isRestart: isRestart)
-    }
+    override func makeRequest() -> OutputRequest { photos.pipeline.makeRequest() }
 
     override func sessionWillStartRunning() { photos.pipeline.resetStatistics() }
 
@@ -130,8 +119,8 @@ public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
         photos.pipeline.receive(sample, from: connection)
     }
 
-    override func streamDidStop() {
-        let device = (connection(with: .video)?.inputPorts.first?.input as? CaptureDeviceInput)?.device
+    override func streamDidStop(mediaType: MediaType) {
+        let device = connection(with: .video)?.device
         photos.pipeline.streamDidStop(
             error: device.map { !$0.isConnected } == true
                 ? CaptureError(

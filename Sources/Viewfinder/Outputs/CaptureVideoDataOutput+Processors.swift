@@ -1,6 +1,6 @@
 extension CaptureVideoDataOutput {
     /// The processor chain, in the order frames pass through it (before the delegate).
-    public var processors: [NamedProcessor] { state.withLock { $0.settings.processors } }
+    public var processors: [NamedProcessor] { core.currentSettings.processors }
 
     /// The processor added under `name`, if any.
     public func processor(named name: String) -> (any FrameProcessor)? {
@@ -67,24 +67,7 @@ extension CaptureVideoDataOutput {
         try editChain { _ in }
     }
 
-    /// The processors that implement the connection's rotation and mirroring, which run before
-    /// the user's chain.
-    func connectionProcessors() -> [NamedProcessor] {
-        guard let connection = connection(with: .video) else { return [] }
-        var implicit: [NamedProcessor] = []
-        // The connection only takes angles RotateProcessor supports.
-        if connection.videoRotationAngle != 0, let rotate = try? RotateProcessor(angle: connection.videoRotationAngle) {
-            implicit.append(NamedProcessor(name: "connection.videoRotationAngle", processor: rotate))
-        }
-        if connection.isVideoMirrored {
-            implicit.append(NamedProcessor(name: "connection.isVideoMirrored", processor: MirrorProcessor()))
-        }
-        return implicit
-    }
-
-    /// Applies `edit` to a copy of the chain and renegotiates; while streaming, a chain that
-    /// cannot run is refused and the old one stays.
     private func editChain(_ edit: (inout [NamedProcessor]) throws(CaptureError) -> Void) throws(CaptureError) {
-        try change { (settings) throws(CaptureError) in try edit(&settings.processors) }
+        try core.applyChange { (settings, _) throws(CaptureError) in try edit(&settings.processors) }
     }
 }

@@ -24,13 +24,13 @@ import Synchronization
 /// - Frames the device lost are reported as ``DroppedFrameReason/discontinuity``.
 /// - Frames closer than ``minFrameDuration`` to the last accepted one are not delivered
 ///   (counted as rate-gated).
-/// - Every frame is accounted for: see ``Statistics``.
+/// - Every frame is accounted for: see ``CaptureOutput/Statistics``.
 /// - Drop decisions come before conversion: a frame that will be dropped is never converted.
 /// - Motion-JPEG frames decode on two lanes (two cores): while a frame decodes, the next accepted
 ///   one may start decoding on the other lane and is then no longer replaced as late.
 ///
 /// Thread safety: every member may be used from any thread; changes apply between frames.
-public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
+public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in the core.
     /// Frames in flight (waiting for, or held by, the delegate) before new ones drop as
     /// ``DroppedFrameReason/outOfBuffers``; also the size of the conversion pool.
     public let bufferBudget: Int
@@ -38,36 +38,121 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// The formats ``VideoSettings`` may ask for: every format the converter produces.
     static let deliverablePixelFormats: [PixelFormat] = PixelConverter.convertible
 
-    /// What the output is set to; read once per negotiation.
-    struct Settings: Sendable {
-        var video = VideoSettings()
-        var processors: [NamedProcessor] = []
-        /// The processors implementing the connection's rotation and mirroring, as read for a
-        /// negotiation.
-        var connectionProcessors: [NamedProcessor] = []
+    /// The output's job on the shared core: negotiate a processor chain, run it, hand sample
+    /// buffers to the delegate.
+    struct Body: OutputBody {
+        /// What the output is set to; read once per negotiation.
+        struct Settings: Sendable {
+            var video = VideoSettings()
+            var processors: [NamedProcessor] = []
+            /// The processors implementing the connection's rotation and mirroring, as read for a
+            /// negotiation.
+            var connectionProcessors: [NamedProcessor] = []
+        }
+
+        let budget: Int
+        /// Sample buffer objects the delegate did not keep, reused for later frames and drop
+        /// reports (so delivery allocates no object per frame).
+        let spares: SpareObjects<SampleBuffer>
+
+        var label: String { "video-data-output" }
+        var acceptedMediaTypes: [MediaType] { [.video] }
+        var initialSettings: Settings { Settings() }
+        /// Decodes a Motion-JPEG frame on the lane's decoder (two lanes when the chain has two
+        /// decoders), so consecutive frames decode on two cores while delivery keeps their order.
+        var staging: DeliveryEngine<DeliveryPipeline, SampleBuffer>.Staging? {
+            .init(
+                lanes: { $0.chain.decodeStep?.laneCount ?? 0 },
+                run: { sample, pipeline, lane in
+                    guard let step = pipeline.chain.decodeStep, let image = sample.image, image.pixelFormat == .mjpeg
+                    else { return .staged(sample) }
+                    switch step.decode(image, lane: lane) {
+                    case .success(let decoded):
+                        var staged = sample
+                        staged.payload = .image(decoded)
+                        return .staged(staged)
+                    case .failure(let drop):
+                        return .dropped(drop.reason)
+                    }
+                })
+        }
+
+        func resolve(_ settings: Settings, for output: CaptureOutput) -> Settings {
+            var resolved = settings
+            resolved.connectionProcessors = Self.connectionProcessors(output.connection(with: .video))
+            return resolved
+        }
+
+        func request(for settings: Settings) -> OutputRequest {
+            let chain = settings.connectionProcessors + settings.processors
+            return OutputRequest(
+                pixelFormat: settings.video.pixelFormat, size: settings.video.size,
+                processorFormats: chain.first?.processor.acceptedPixelFormats ?? [])
+        }
+
+        func makeContext(
+            format: CaptureDevice.Format, frameDuration: MediaTime, settings: Settings
+        ) throws(CaptureError) -> DeliveryPipeline {
+            try DeliveryPipeline(
+                deviceFormat: format, settings: settings.video,
+                processors: settings.connectionProcessors + settings.processors, budget: budget)
+        }
+
+        func prepare(
+            _ sample: CapturedSample, context pipeline: DeliveryPipeline, budget: FrameBudget,
+            connection: CaptureConnection
+        ) -> DeliveryEngine<DeliveryPipeline, SampleBuffer>.Preparation {
+            guard let image = sample.image else { return .dropped(.droppedByProcessor("not video")) }
+            switch pipeline.chain.run(image, of: sample) {
+            case .image(let image, let attachments):
+                let buffer = SampleBuffer.make(
+                    imageBuffer: image, presentationTimeStamp: sample.presentationTime, duration: sample.duration,
+                    sequenceNumber: sample.sequenceNumber, attachments: attachments, budget: budget, spares: spares)
+                return .ready(buffer, holdsSlot: true)
+            case .drop(let reason):
+                return .dropped(reason)
+            }
+        }
+
+        func consume(
+            _ buffer: SampleBuffer, from connection: CaptureConnection, output: CaptureOutput,
+            delegate: any CaptureVideoDataOutputSampleBufferDelegate
+        ) {
+            delegate.captureOutput(output, didOutput: buffer, from: connection)
+        }
+
+        func reportDrop(
+            _ drop: DeliveryEngine<DeliveryPipeline, SampleBuffer>.DropReport, output: CaptureOutput,
+            delegate: any CaptureVideoDataOutputSampleBufferDelegate
+        ) {
+            var buffer: SampleBuffer? = SampleBuffer.make(
+                droppedFrameReason: drop.reason, count: drop.count, mediaType: .video,
+                presentationTimeStamp: drop.presentationTime, duration: drop.duration,
+                sequenceNumber: drop.sequenceNumber, spares: spares)
+            if let report = buffer { delegate.captureOutput(output, didDrop: report, from: drop.connection) }
+            SampleBuffer.recycle(&buffer, into: spares)
+        }
+
+        func recycle(_ buffer: inout SampleBuffer?) { SampleBuffer.recycle(&buffer, into: spares) }
+
+        /// The processors implementing the connection's rotation and mirroring.
+        static func connectionProcessors(_ connection: CaptureConnection?) -> [NamedProcessor] {
+            guard let connection else { return [] }
+            var implicit: [NamedProcessor] = []
+            // The connection only takes angles RotateProcessor supports.
+            if connection.videoRotationAngle != 0,
+                let rotate = try? RotateProcessor(angle: connection.videoRotationAngle)
+            {
+                implicit.append(NamedProcessor(name: "connection.videoRotationAngle", processor: rotate))
+            }
+            if connection.isVideoMirrored {
+                implicit.append(NamedProcessor(name: "connection.isVideoMirrored", processor: MirrorProcessor()))
+            }
+            return implicit
+        }
     }
 
-    struct State {
-        var delegate = DelegateReference(nil)
-        var settings = Settings()
-    }
-
-    /// Holds the delegate weakly. The delegate protocol is not `Sendable` (as AVFoundation's
-    /// is not), so the reference crosses threads in this box.
-    // unchecked: the reference is set once in init; the delegate it holds is only called on the
-    // delegate queue given with it (setSampleBufferDelegate's contract), never concurrently.
-    final class DelegateReference: @unchecked Sendable {
-        weak var value: (any CaptureVideoDataOutputSampleBufferDelegate)?
-        init(_ value: (any CaptureVideoDataOutputSampleBufferDelegate)?) { self.value = value }
-    }
-    let state = Mutex(State())
-    /// Serialises changes of settings and processors with each other (each one renegotiates
-    /// through the session, which calls processors' code, so they cannot run under `state`).
-    let edits = NSLock()
-    private(set) var engine: DeliveryEngine<DeliveryPipeline, SampleBuffer>!
-    /// Sample buffer objects the delegate did not keep, reused for later frames and drop reports
-    /// (so delivery allocates no object per frame).
-    let sampleBufferSpares: SpareObjects<SampleBuffer>
+    let core: EngineOutputCore<Body>
 
     /// Drop reports queued beyond this many are merged into the last one (its
     /// ``SampleBuffer/droppedFrameCount`` grows), so a stalled delegate cannot make the queue grow
@@ -78,39 +163,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     public init(bufferBudget: Int = 6) {
         self.bufferBudget = max(1, bufferBudget)
         let spares = SpareObjects<SampleBuffer>(limit: min(self.bufferBudget, 62) + 2)
-        sampleBufferSpares = spares
+        core = EngineOutputCore(Body(budget: self.bufferBudget, spares: spares), budgetLimit: self.bufferBudget)
         super.init()
-        engine = DeliveryEngine(
-            label: "video-data-output", staging: MJPEGDecodeStep.staging(),
-            prepare: { sample, pipeline, budget, _ in
-                guard let image = sample.image else { return .dropped(.droppedByProcessor("not video")) }
-                switch pipeline.chain.run(image, of: sample) {
-                case .image(let image, let attachments):
-                    let buffer = SampleBuffer.make(
-                        imageBuffer: image, presentationTimeStamp: sample.presentationTime, duration: sample.duration,
-                        sequenceNumber: sample.sequenceNumber, attachments: attachments, budget: budget, spares: spares)
-                    return .ready(buffer, holdsSlot: true)
-                case .drop(let reason):
-                    return .dropped(reason)
-                }
-            },
-            consume: { [weak self] buffer, connection in
-                guard let self, let delegate = self.sampleBufferDelegate else { return }
-                delegate.captureOutput(self, didOutput: buffer, from: connection)
-            },
-            reportDrop: { [weak self] drop in
-                guard let self, let delegate = self.sampleBufferDelegate else { return }
-                var buffer: SampleBuffer? = SampleBuffer.make(
-                    droppedFrameReason: drop.reason, count: drop.count, mediaType: .video,
-                    presentationTimeStamp: drop.presentationTime, duration: drop.duration,
-                    sequenceNumber: drop.sequenceNumber, spares: spares)
-                if let report = buffer { delegate.captureOutput(self, didDrop: report, from: drop.connection) }
-                SampleBuffer.recycle(&buffer, into: spares)
-            },
-            recycle: { buffer in SampleBuffer.recycle(&buffer, into: spares) })
+        adopt(core)
     }
-
-    override var acceptedMediaTypes: [MediaType] { [.video] }
 
     // MARK: Delegate
 
@@ -122,20 +178,14 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     public func setSampleBufferDelegate(
         _ delegate: (any CaptureVideoDataOutputSampleBufferDelegate)?, queue: DispatchQueue?
     ) {
-        let callbackQueue =
-            delegate == nil ? nil : queue ?? DispatchQueue(label: "viewfinder.video-data-output.callbacks")
-        let reference = DelegateReference(delegate)
-        state.withLock { $0.delegate = reference }
-        engine.setCallbackQueue(callbackQueue)
+        core.setDelegate(delegate.map { delegate in { [weak delegate] in delegate } }, queue: queue)
     }
 
     /// The delegate, if one is set and still alive.
-    public var sampleBufferDelegate: (any CaptureVideoDataOutputSampleBufferDelegate)? {
-        state.withLock { $0.delegate }.value
-    }
+    public var sampleBufferDelegate: (any CaptureVideoDataOutputSampleBufferDelegate)? { core.delegate }
 
     /// The queue the delegate is called on.
-    public var sampleBufferCallbackQueue: DispatchQueue? { engine.callbackQueue }
+    public var sampleBufferCallbackQueue: DispatchQueue? { core.callbackQueue }
 
     // MARK: Settings
 
@@ -146,20 +196,14 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// error is posted as ``CaptureSession/runtimeErrorNotification``; ``setVideoSettings(_:)``
     /// throws it instead.
     public var videoSettings: VideoSettings {
-        get { state.withLock { $0.settings.video } }
-        set {
-            do throws(CaptureError) {
-                try setVideoSettings(newValue)
-            } catch {
-                session?.postRuntimeError(error)
-            }
-        }
+        get { core.currentSettings.video }
+        set { core.postingFailure { () throws(CaptureError) in try setVideoSettings(newValue) } }
     }
 
     /// Sets ``videoSettings``, throwing (and keeping the old settings) when a running session
     /// cannot deliver them.
     public func setVideoSettings(_ settings: VideoSettings) throws(CaptureError) {
-        try change { $0.video = settings }
+        try core.applyChange { current, _ in current.video = settings }
     }
 
     /// The pixel formats this output can deliver, from any camera format it can convert (all but
@@ -168,10 +212,10 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     public var availableVideoPixelFormatTypes: [PixelFormat] { Self.deliverablePixelFormats }
 
     /// Whether to drop frames that arrive while the delegate is still busy (keeping only the
-    /// newest waiting). Default `true`. Applies from the next frame.
+    /// newest waiting). Default `true`. Applies from the next frame (nothing to renegotiate).
     public var alwaysDiscardsLateVideoFrames: Bool {
-        get { engine.discardsLateSamples }
-        set { engine.discardsLateSamples = newValue }
+        get { core.engine.discardsLateSamples }
+        set { core.engine.discardsLateSamples = newValue }
     }
 
     /// The shortest time between delivered frames; `.invalid` (the default) for no limit.
@@ -179,14 +223,8 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// rate a running session cannot get) keeps the old value and is posted as
     /// ``CaptureSession/runtimeErrorNotification``, as ``videoSettings``' setter does.
     public var minFrameDuration: MediaTime {
-        get { engine.minFrameDuration }
-        set {
-            do throws(CaptureError) {
-                try setMinFrameDuration(newValue)
-            } catch {
-                session?.postRuntimeError(error)
-            }
-        }
+        get { core.engine.minFrameDuration }
+        set { core.postingFailure { () throws(CaptureError) in try setMinFrameDuration(newValue) } }
     }
 
     /// Sets ``minFrameDuration``: delivered frames will be at least `duration` apart in
@@ -201,113 +239,48 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
                 .invalidArgument,
                 "minFrameDuration must be a positive, finite time, got \(duration); use .invalid for no limit")
         }
-        edits.lock()
-        defer { edits.unlock() }
-        let previous = engine.minFrameDuration
-        engine.minFrameDuration = duration
-        do {
-            try requestDidChange()
-        } catch {
-            engine.minFrameDuration = previous
-            throw error
-        }
+        try core.applyChange { _, engine in engine.minFrameDuration = duration }
     }
 
     /// The format and size frames are delivered in, once the session has negotiated.
     public var deliveredFormat: (pixelFormat: PixelFormat, size: CaptureDevice.Dimensions)? {
-        engine.context.map { ($0.outputFormat, $0.outputSize) }
+        core.context.map { ($0.outputFormat, $0.outputSize) }
     }
 
     /// Whether frames are delivered without conversion (the device's own buffers).
-    public var isZeroCopy: Bool { engine.context?.chain.isEmpty ?? true }
+    public var isZeroCopy: Bool { core.context?.chain.isEmpty ?? true }
 
     /// The engine of the first conversion, when frames are converted.
-    public var conversionEngine: PixelConverter.Engine? { engine.context?.chain.conversionEngine }
+    public var conversionEngine: PixelConverter.Engine? { core.context?.chain.conversionEngine }
 
     /// The negotiated chain and the stream's budget, for tests.
     var pipelineForTesting: (chain: ProcessorChain, budget: FrameBudget)? {
-        guard let pipeline = engine.context, let budget = engine.budget else { return nil }
+        guard let pipeline = core.context, let budget = core.engine.budget else { return nil }
         return (pipeline.chain, budget)
     }
+
+    /// The engine, for tests.
+    var engine: DeliveryEngine<DeliveryPipeline, SampleBuffer> { core.engine }
+
+    /// Spare sample buffer objects, for tests.
+    var sampleBufferSpares: SpareObjects<SampleBuffer> { core.body.spares }
 
     // MARK: Figures
 
     /// Counters since the session last started (kept across configuration commits and
     /// interruptions).
-    public var statistics: Statistics { engine.statistics }
+    public var statistics: Statistics { core.statistics }
 
     /// Capture-to-delegate latency over the last 1,024 delivered frames.
-    public var deliveryLatency: LatencyStatistics { engine.latency }
+    public var deliveryLatency: LatencyStatistics { core.latency }
 
     /// Events waiting for the delivery queue (frames and drop reports), for tests.
-    var queuedEventCount: Int { engine.queuedEventCount }
-
-    // MARK: Session hooks
-
-    override func makeRequest() -> OutputRequest {
-        var settings = state.withLock { $0.settings }
-        settings.connectionProcessors = connectionProcessors()
-        let chain = settings.connectionProcessors + settings.processors
-        return OutputRequest(
-            pixelFormat: settings.video.pixelFormat, size: settings.video.size,
-            minFrameDuration: engine.minFrameDuration,
-            processorFormats: chain.first?.processor.acceptedPixelFormats ?? [], settings: settings)
-    }
-
-    override func makeStreamContext(
-        format: CaptureDevice.Format, frameDuration: MediaTime, request: OutputRequest
-    ) throws(CaptureError) -> any Sendable {
-        let settings = request.settings as? Settings ?? Settings()
-        return try DeliveryPipeline(
-            deviceFormat: format, settings: settings.video,
-            processors: settings.connectionProcessors + settings.processors, budget: bufferBudget)
-    }
-
-    override func install(_ context: any Sendable, isRestart: Bool) {
-        guard let pipeline = context as? DeliveryPipeline else { return }
-        if isRestart || !engine.isStreaming {
-            engine.beginStream(context: pipeline, budgetLimit: bufferBudget)
-        } else {
-            engine.replaceContext(pipeline)
-        }
-    }
-
-    override func sessionWillStartRunning() {
-        engine.resetStatistics()
-    }
-
-    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        engine.receive(sample, from: connection)
-    }
-
-    override func streamDidStop() {
-        // Bounded: a delegate stuck forever must not hang stopRunning().
-        engine.endStream(waitingUpTo: 5)
-    }
+    var queuedEventCount: Int { core.engine.queuedEventCount }
 
     /// Waits until everything queued so far has been handed to the delegate. Returns at once
     /// when called from a delegate callback (waiting there would deadlock).
     @discardableResult
-    func waitUntilDelivered(timeout: Double) -> Bool {
-        engine.waitUntilDelivered(timeout: timeout)
-    }
-
-    /// Applies `edit` to the settings and renegotiates; restores the old settings if the new
-    /// ones cannot run.
-    func change(_ edit: (inout Settings) throws(CaptureError) -> Void) throws(CaptureError) {
-        edits.lock()
-        defer { edits.unlock() }
-        var settings = state.withLock { $0.settings }
-        let previous = settings
-        try edit(&settings)
-        state.withLock { $0.settings = settings }
-        do {
-            try requestDidChange()
-        } catch {
-            state.withLock { $0.settings = previous }
-            throw error
-        }
-    }
+    func waitUntilDelivered(timeout: Double) -> Bool { core.waitUntilDelivered(timeout: timeout) }
 }
 
 /// The negotiated path from device frames to delivered frames for one configuration: the

@@ -324,7 +324,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
         // The pixels of a waiting sample this one replaced as late: recycled outside the lock.
         var replaced: PixelBuffer?
         let wake = state.withLock { state -> Bool in
-            guard state.streaming, connection.isEnabled, state.callbackQueue != nil, let context = state.context,
+            guard state.streaming, connection.passesSamples, state.callbackQueue != nil, let context = state.context,
                 let budget = state.budget
             else {
                 // Not delivering now: remember where the device is, so resuming is no gap.

@@ -140,6 +140,14 @@ final class PhotoCapturePipeline: @unchecked Sendable {
     /// The context for a stream of `format` frames.
     var context: PhotoStreamContext? { engine.context }
 
+    /// A photo output asks nothing of the device; its stream context is the format it streams.
+    func makeRequest() -> OutputRequest {
+        OutputRequest { [self] format, frameDuration in
+            let context = PhotoStreamContext(format: format, frameDuration: frameDuration)
+            return PreparedStream { isRestart in self.install(context, isRestart: isRestart) }
+        }
+    }
+
     func install(_ context: PhotoStreamContext, isRestart: Bool) {
         if isRestart || !engine.isStreaming {
             engine.beginStream(context: context, budgetLimit: Self.budgetLimit)
@@ -157,7 +165,7 @@ final class PhotoCapturePipeline: @unchecked Sendable {
     /// A frame on the capture thread: claims the requests accepted before it arrived.
     func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
         let wanted = state.withLock { state -> Bool in
-            guard state.streaming, connection.isEnabled else { return false }
+            guard state.streaming, connection.passesSamples else { return false }
             var count = 0
             while count < state.pending.count, state.pending[count].acceptedAt < sample.hostArrivalTime { count += 1 }
             guard count > 0 || state.needsFrame else { return false }
@@ -232,7 +240,7 @@ final class PhotoCapturePipeline: @unchecked Sendable {
     /// Makes and hands over each request's photo (on ``queue``).
     private func process(_ frame: Frame, from connection: CaptureConnection) {
         guard !frame.requests.isEmpty else { return }
-        let device = (connection.inputPorts.first?.input as? CaptureDeviceInput)?.device
+        let device = connection.device
         let orientation = EXIFWriter.orientation(
             rotationAngle: connection.videoRotationAngle, isMirrored: connection.isVideoMirrored)
         let age = (host.now() - frame.sample.hostArrivalTime).seconds

@@ -1,7 +1,7 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
 // Small forms ported code uses that have no other home: format descriptions of device formats,
 // Core Video pixel format types in format lists, and the AVFoundation classes Linux has no
-// counterpart for, which the compiler names the replacement of.
+// counterpart for, which the compiler names the replacement of. (The preview layer is in Preview/.)
 
 /// `CMVideoDimensions`: a video size (Viewfinder's ``CaptureDevice/Dimensions``; `Int` fields
 /// where Core Media's are `Int32`).
@@ -33,13 +33,6 @@ extension Array where Element == PixelFormat {
         contains { $0.osType == osType }
     }
 }
-
-/// `AVCaptureVideoPreviewLayer` has no Linux counterpart (there is no Core Animation).
-@available(
-    *, unavailable,
-    message: "Linux has no preview layer: add a CaptureVideoDataOutput and draw its BGRA frames in your UI toolkit"
-)
-public final class CaptureVideoPreviewLayer {}
 
 extension CaptureConnection {
     /// `AVCaptureConnection.videoMinFrameDuration` (deprecated by Apple) is not offered.

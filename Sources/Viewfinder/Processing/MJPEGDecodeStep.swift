@@ -85,24 +85,21 @@ final class MJPEGDecodeStep: @unchecked Sendable {  // unchecked: a lane's decod
 }
 
 extension MJPEGDecodeStep {
-    /// The delivery engine's staging for a video data output: decodes a Motion-JPEG frame on the
-    /// lane's decoder (two lanes when the chain has two decoders), so consecutive frames decode
-    /// on two cores while delivery keeps their order.
-    static func staging() -> DeliveryEngine<DeliveryPipeline, SampleBuffer>.Staging {
-        .init(
-            lanes: { $0.chain.decodeStep?.laneCount ?? 0 },
-            run: { sample, pipeline, lane in
-                guard let step = pipeline.chain.decodeStep, let image = sample.image, image.pixelFormat == .mjpeg else {
-                    return .staged(sample)
-                }
-                switch step.decode(image, lane: lane) {
-                case .success(let decoded):
-                    var staged = sample
-                    staged.payload = .image(decoded)
-                    return .staged(staged)
-                case .failure(let drop):
-                    return .dropped(drop.reason)
-                }
-            })
+    /// What decoding one megapixel of Motion-JPEG costs, on the converter's scale (1 ≈ a libyuv
+    /// pass over a megabyte, measured ~0.15 CPU-ms here; a 4:2:2 q85 webcam frame decodes at ~2
+    /// CPU-ms per megapixel, TurboJPEG included).
+    static let costPerMegapixel = 13.0
+
+    /// What decoding one frame of `size` into `decoded` costs, for negotiation: the decoder's work
+    /// and, as for any change of format, the converter's colour-change charge (JPEG's quantisation
+    /// is lossier than rounding), so a raw format that keeps the rate and converts in one pass is
+    /// preferred; beyond planar Y'CbCr, a colour conversion (BGRA) or NV12's range mapping on top.
+    static func estimatedCost(decoding size: CaptureDevice.Dimensions, to decoded: PixelFormat) -> Double {
+        let decode = costPerMegapixel * Double(size.width * size.height) / 1e6 + PixelConverter.colourChangeCost
+        switch decoded {
+        case .nv12FullRange, .i420: return decode
+        case .bgra: return decode + PixelConverter.colourChangeCost
+        default: return decode + PixelConverter.colourChangeCost / 4
+        }
     }
 }

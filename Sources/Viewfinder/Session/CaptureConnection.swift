@@ -36,9 +36,16 @@ public final class CaptureConnection: Sendable {
         set { state.withLock { $0.enabled = newValue } }
     }
 
-    /// Whether frames are flowing now: the session is running, the connection is enabled and its
-    /// device is connected.
-    public var isActive: Bool { state.withLock { $0.active && $0.enabled } }
+    /// Whether frames are flowing now: the session is running, the connection and its input
+    /// ports are enabled and its device is connected.
+    public var isActive: Bool { state.withLock { $0.active && $0.enabled } && portsEnabled }
+
+    /// Whether samples reaching the connection go on to its output: the connection and every
+    /// input port it draws on are enabled (``CaptureInput/Port/isEnabled``, as in AVFoundation,
+    /// pauses every connection of that port).
+    var passesSamples: Bool { isEnabled && portsEnabled }
+
+    private var portsEnabled: Bool { inputPorts.allSatisfy(\.isEnabled) }
 
     func setActive(_ active: Bool) { state.withLock { $0.active = active } }
 
@@ -58,7 +65,7 @@ public final class CaptureConnection: Sendable {
             do throws(CaptureError) {
                 try setVideoRotationAngle(newValue)
             } catch {
-                output?.session?.postRuntimeError(error)
+                CaptureSession.postSettingFailure(error, from: output?.session, object: self)
             }
         }
     }
@@ -153,7 +160,7 @@ public final class CaptureConnection: Sendable {
             do throws(CaptureError) {
                 try setVideoMirrored(newValue)
             } catch {
-                output?.session?.postRuntimeError(error)
+                CaptureSession.postSettingFailure(error, from: output?.session, object: self)
             }
         }
     }

@@ -30,7 +30,9 @@ public class CaptureInput: @unchecked Sendable {  // unchecked: `ports` is set o
         /// The input the port belongs to.
         public var input: CaptureInput? { owner.value }
 
-        /// Whether the port's media flows into its connections.
+        /// Whether the port's media flows into its connections. Turning it off pauses every
+        /// connection drawing on the port from the next sample (those samples are not counted as
+        /// captured by the outputs, and resuming is no gap), as a connection's own `isEnabled` does.
         public var isEnabled: Bool {
             get { enabled.load(ordering: .relaxed) }
             set { enabled.store(newValue, ordering: .relaxed) }

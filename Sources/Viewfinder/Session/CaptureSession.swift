@@ -102,8 +102,9 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// The inputs, including changes not yet committed.
     public var inputs: [CaptureInput] { state.withLock { $0.graph.inputs } }
-    /// The outputs, including changes not yet committed.
-    public var outputs: [CaptureOutput] { state.withLock { $0.graph.outputs } }
+    /// The outputs, including changes not yet committed. Preview layers are not listed (as in
+    /// AVFoundation), though their connections are in ``connections``.
+    public var outputs: [CaptureOutput] { state.withLock { $0.graph.outputs }.filter { !($0 is PreviewOutput) } }
     /// The connections between inputs and outputs.
     public var connections: [CaptureConnection] { state.withLock { $0.graph.connections } }
 
@@ -227,6 +228,7 @@ public final class CaptureSession: @unchecked Sendable {
             guard graph.outputs.contains(where: { $0 === output }) else { return }
             graph.outputs.removeAll { $0 === output }
             Self.connect(&graph)
+            output.setConnections([])
             output.attach(to: nil)
         }
     }
@@ -333,36 +335,45 @@ public final class CaptureSession: @unchecked Sendable {
     /// stream restarts. Throws, changing nothing, when the output's new configuration cannot run;
     /// a device that then fails to restart is posted and stops the session.
     func outputRequestDidChange(_ output: CaptureOutput) throws(CaptureError) {
+        try renegotiate(changed: output) { stream in stream.connections.contains { $0.output === output } }
+    }
+
+    /// A device's configuration changed under its lock (``CaptureDevice/setActiveFormat(_:)``,
+    /// ``CaptureDevice/setActiveVideoMinFrameDuration(_:)``): by the same rule as an output's
+    /// settings, a running session renegotiates that device's stream now, restarting it only when
+    /// its format or rate changes. Throws, changing nothing, when an output cannot run on it.
+    func deviceConfigurationDidChange(_ device: CaptureDevice) throws(CaptureError) {
+        try renegotiate(changed: nil) { $0.device === device }
+    }
+
+    /// The one path by which a change reaches a running stream: renegotiates the first stream
+    /// `matches` picks; if its device keeps its format and rate, only `changed`'s new stream is
+    /// installed, between frames; otherwise every output's stream is built first (so a
+    /// configuration that cannot run is refused and nothing stops), then the device restarts.
+    private func renegotiate(
+        changed output: CaptureOutput?, matching matches: (DeviceStream) -> Bool
+    ) throws(CaptureError) {
         enterTransition()
         defer { leaveTransition() }
         let (running, depth, streams, preset) = state.withLock {
             ($0.running, $0.configurationDepth, $0.streams, $0.graph.preset)
         }
-        guard running, depth == 0,
-            let stream = streams.first(where: { stream in stream.connections.contains { $0.output === output } })
-        else { return }
+        guard running, depth == 0, let stream = streams.first(where: matches) else { return }
         let outputs = stream.outputs
         let requests = outputs.map { $0.makeRequest() }
         let choice = try FormatNegotiator.negotiate(device: stream.device, preset: preset, requests: requests)
-        guard let index = outputs.firstIndex(where: { $0 === output }) else { return }
         if choice == stream.choice {
-            let context = try output.makeStreamContext(
-                format: choice.format, frameDuration: choice.frameDuration, request: requests[index])
-            output.install(context, isRestart: false)
+            guard let output, let index = outputs.firstIndex(where: { $0 === output }) else { return }
+            try requests[index].prepare(choice.format, choice.frameDuration).install(false)
             return
         }
         // The device must change: check every output can run on the new format before stopping.
-        var contexts: [any Sendable] = []
-        for (output, request) in zip(outputs, requests) {
-            contexts.append(
-                try output.makeStreamContext(
-                    format: choice.format, frameDuration: choice.frameDuration, request: request))
-        }
+        var prepared: [PreparedStream] = []
+        for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
         stream.stop()
         do {
             let restarted = try startStream(
-                device: stream.device, connections: stream.connections, choice: choice, outputs: outputs,
-                contexts: contexts)
+                device: stream.device, connections: stream.connections, choice: choice, streams: prepared)
             state.withLock { state in
                 if let position = state.streams.firstIndex(where: { $0 === stream }) {
                     state.streams[position] = restarted
@@ -378,6 +389,20 @@ public final class CaptureSession: @unchecked Sendable {
     /// Posts `error` as ``runtimeErrorNotification`` (for settings whose setters cannot throw).
     func postRuntimeError(_ error: CaptureError) {
         post(Self.runtimeErrorNotification, error: error)
+    }
+
+    /// The one rule for the errors of property setters that cannot throw (an output's, a
+    /// connection's, a device's): the session that runs the output or device posts
+    /// ``runtimeErrorNotification`` on its notification centre and queue, with itself as the
+    /// object, as AVFoundation's runtime errors come; with no session, it is posted on
+    /// `NotificationCenter.default` with `object` (the output or device) as the object. Never lost.
+    static func postSettingFailure(_ error: CaptureError, from session: CaptureSession?, object: AnyObject) {
+        if let session {
+            session.postRuntimeError(error)
+        } else {
+            NotificationCenter.default.post(
+                name: runtimeErrorNotification, object: object, userInfo: [CaptureSessionErrorKey: error])
+        }
     }
 
     // MARK: Running
@@ -469,14 +494,10 @@ public final class CaptureSession: @unchecked Sendable {
         let outputs = DeviceStream.outputs(of: connections)
         let requests = outputs.map { $0.makeRequest() }
         let choice = try FormatNegotiator.negotiate(device: device, preset: preset, requests: requests)
-        var contexts: [any Sendable] = []
-        for (output, request) in zip(outputs, requests) {
-            contexts.append(
-                try output.makeStreamContext(
-                    format: choice.format, frameDuration: choice.frameDuration, request: request))
-        }
+        var prepared: [PreparedStream] = []
+        for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
         return try startStream(
-            device: device, connections: connections, choice: choice, outputs: outputs, contexts: contexts,
+            device: device, connections: connections, choice: choice, streams: prepared,
             preempting: preempting)
     }
 
@@ -486,7 +507,7 @@ public final class CaptureSession: @unchecked Sendable {
     /// ``InterruptionReason/videoDeviceInUseByAnotherClient`` and resumes when it is free).
     private func startStream(
         device: CaptureDevice, connections: [CaptureConnection], choice: FormatNegotiator.Choice,
-        outputs: [CaptureOutput], contexts: [any Sendable], preempting: Bool = true
+        streams: [PreparedStream], preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
         var holder = device.claim(for: self)
         if preempting, case .some(let owner?) = holder {
@@ -498,7 +519,7 @@ public final class CaptureSession: @unchecked Sendable {
                 .deviceBusy, "'\(device.localizedName)' is in use by another running session: stop that session first")
         }
         do {
-            for (output, context) in zip(outputs, contexts) { output.install(context, isRestart: true) }
+            for prepared in streams { prepared.install(true) }
             let stream = DeviceStream(session: self, device: device, connections: connections, choice: choice)
             let actual = try device.backend.startStreaming(
                 format: choice.format, frameDuration: choice.frameDuration, sink: stream)
@@ -720,6 +741,11 @@ final class DeviceStream: DeviceStreamSink {
     /// The format and rate negotiated for the stream.
     let choice: FormatNegotiator.Choice
     private let stopped = Atomic<Bool>(false)
+    /// Frames the device skipped since the last one it handed on (see ``StreamStallWatch``).
+    private let stall = Mutex(StreamStallWatch())
+    /// Whether the device skipped a frame since the last one it handed on: the one check the
+    /// capture path makes per frame.
+    private let skipping = Atomic<Bool>(false)
 
     init(
         session: CaptureSession, device: CaptureDevice, connections: [CaptureConnection],
@@ -745,6 +771,11 @@ final class DeviceStream: DeviceStreamSink {
     var outputs: [CaptureOutput] { Self.outputs(of: connections) }
 
     func deviceDidCapture(_ sample: CapturedSample) {
+        if skipping.load(ordering: .relaxed) {
+            // A frame got through: any stall is over, and the next one is reported again.
+            skipping.store(false, ordering: .relaxed)
+            stall.withLock { $0.recover() }
+        }
         let mediaType = sample.mediaType
         for connection in connections where connection.mediaType == mediaType {
             connection.output?.receive(sample, from: connection)
@@ -755,6 +786,22 @@ final class DeviceStream: DeviceStreamSink {
         guard let session else { return }
         // Never handle failures (or run observers) on the capture thread.
         session.schedule { [self] in session.deviceDidFail(self, error: error) }
+    }
+
+    /// Counts a frame the device skipped; once only skips have come for the watch's bound, posts
+    /// one runtime error (the stream keeps running).
+    func deviceDidSkipFrame(_ cause: SkippedFrameCause) {
+        skipping.store(true, ordering: .relaxed)
+        let now = HostClock().now()
+        let duration = device.activeVideoMinFrameDuration
+        let name = device.localizedName
+        let report = stall.withLock { $0.skip(cause, now: now, frameDuration: duration, deviceName: name) }
+        guard let report, let session else { return }
+        // Posted from the notification queue, never on the capture thread.
+        session.schedule { [self] in
+            guard !stopped.load(ordering: .acquiring) else { return }
+            session.postRuntimeError(report)
+        }
     }
 
     /// Stops the device, waits for outputs to hand over what is queued, releases the device —

@@ -32,12 +32,6 @@ extension FormatNegotiator {
 
     /// What delivering `format` as `settings` asks: 0 when it is delivered as is.
     static func audioConversionCost(from format: AudioFormat, to settings: AudioSettings?) -> Int {
-        guard let settings else { return 0 }
-        var cost = 0
-        if let rate = settings.sampleRate, rate != format.sampleRate { cost += 100 }
-        if let channels = settings.channelCount, channels != format.channelCount { cost += 10 }
-        if let sampleFormat = settings.sampleFormat, sampleFormat != format.sampleFormat { cost += 2 }
-        if settings.isInterleaved != format.isInterleaved { cost += 1 }
-        return cost
+        AudioConverter.estimatedCost(from: format, to: settings)
     }
 }

@@ -7,10 +7,11 @@
 /// would make (``PixelConverter/estimatedCost(from:size:to:size:)``: its libyuv route, fused
 /// halving, or libswscale scaling, weighted by the bytes each pass reads) — including a
 /// conversion the first processor forces when it does not take the format. A change of pixel
-/// format also costs ``colourConversion``: conversions round (±2 levels) and stack, so a format
-/// that needs only scaling is preferred even when scaling it reads more. Formats a driver only
-/// emulates in software cost a slow software pass and a colour conversion. Motion-JPEG costs
-/// Viewfinder's own decode (``decodePerMegapixel``, on the same scale), so native decoding beats
+/// format also costs the converter's rounding charge (``PixelConverter/estimatedDeliveryCost(from:size:to:size:)``):
+/// conversions round (±2 levels) and stack, so a format that needs only scaling is preferred even
+/// when scaling it reads more. Formats a driver only emulates in software cost a slow software pass
+/// and a colour conversion. Motion-JPEG costs Viewfinder's own decode, as the decode step
+/// estimates it (``MJPEGDecodeStep/estimatedCost(decoding:to:)``, on the same scale), so native decoding beats
 /// a driver's software emulation of the same frames (which decodes them too, more slowly, before its own
 /// pass) and a raw mode that cannot keep the rate; a raw format that keeps the rate and needs one
 /// conversion is preferred to decoding; a format the
@@ -49,15 +50,16 @@ enum FormatNegotiator {
 
         let sizesWithJPEG = Set(
             device.formats.filter { $0.pixelFormat == .mjpeg && !$0.isEmulated }.map(\.dimensions))
-        var best: (cost: Double, bytes: Int, choice: Choice)?
+        var best: (cost: Cost, bytes: Int, choice: Choice)?
         for format in candidates {
             let megabytes =
                 Double(format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height))
                 / 1e6
-            var cost = format.isEmulated ? emulationPass * megabytes + colourConversion : 0
+            var cost: Cost =
+                format.isEmulated ? Cost(work: PixelConverter.estimatedEmulationCost(megabytes: megabytes)) : 0
             if format.isEmulated && sizesWithJPEG.contains(format.dimensions) {
                 // libv4lconvert makes it from the camera's JPEG: a decode (slower than ours) first.
-                cost += decodeCost(format.dimensions)
+                cost.work += MJPEGDecodeStep.estimatedCost(decoding: format.dimensions, to: .i420)
             }
             for request in requests {
                 cost += conversionCost(from: format, to: request)
@@ -67,10 +69,10 @@ enum FormatNegotiator {
                 duration = device.activeVideoMinFrameDuration
             } else if let wanted {
                 duration = format.nearestSupportedDuration(atMost: wanted)
-                if duration > wanted { cost += tooSlow }
+                if duration > wanted { cost.missesRate = true }
             } else {
                 duration = format.minFrameDuration
-                if format.maxFrameRate < defaultRate * 0.99 { cost += tooSlow }
+                if format.maxFrameRate < defaultRate * 0.99 { cost.missesRate = true }
             }
             let bytes = format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height)
             if best == nil || cost < best!.cost || (cost == best!.cost && bytes < best!.bytes) {
@@ -83,33 +85,54 @@ enum FormatNegotiator {
         return best.choice
     }
 
-    /// What a driver's software conversion of an emulated format costs per megabyte it makes
-    /// (plain C, several times a libyuv pass).
-    static let emulationPass = 5.0
-    /// What a change of pixel format costs beyond its passes: it rounds, and rounding stacks.
-    static let colourConversion = 20.0
-    /// The cost of missing the asked frame rate: more than any conversion.
-    static let tooSlow = 1_000.0
-    /// The cost of a conversion no converter can make: more than missing the rate.
-    static let impossible = 10_000.0
-    /// What decoding one megapixel of Motion-JPEG costs, on the converter's scale (1 ≈ a libyuv
-    /// pass over a megabyte, measured ~0.15 CPU-ms here; a 4:2:2 q85 webcam frame decodes at ~2
-    /// CPU-ms per megapixel, TurboJPEG included).
-    static let decodePerMegapixel = 13.0
+    /// What negotiation weighs a candidate by, compared in order: how many outputs nothing can
+    /// serve from it, then whether it misses the frame rate, then the work its conversions and
+    /// decodes cost as the converter and decoder report it (1 ≈ a libyuv pass over a megabyte).
+    /// A penalty is an order, not a number that might be outweighed by enough work.
+    struct Cost: Comparable, ExpressibleByIntegerLiteral, CustomStringConvertible {
+        /// Outputs this format cannot be turned into what they ask.
+        var unservable = 0
+        /// Whether the format cannot reach the frame rate wanted.
+        var missesRate = false
+        /// The conversions' and decodes' work.
+        var work = 0.0
+
+        init(unservable: Int = 0, missesRate: Bool = false, work: Double = 0) {
+            self.unservable = unservable
+            self.missesRate = missesRate
+            self.work = work
+        }
+
+        init(integerLiteral work: Int) { self.init(work: Double(work)) }
+
+        static func + (lhs: Cost, rhs: Cost) -> Cost {
+            Cost(
+                unservable: lhs.unservable + rhs.unservable, missesRate: lhs.missesRate || rhs.missesRate,
+                work: lhs.work + rhs.work)
+        }
+
+        static func += (lhs: inout Cost, rhs: Cost) { lhs = lhs + rhs }
+
+        static func < (lhs: Cost, rhs: Cost) -> Bool {
+            if lhs.unservable != rhs.unservable { return lhs.unservable < rhs.unservable }
+            if lhs.missesRate != rhs.missesRate { return !lhs.missesRate }
+            return lhs.work < rhs.work
+        }
+
+        var description: String {
+            "\(work)\(missesRate ? " (misses the rate)" : "")\(unservable > 0 ? " (\(unservable) unservable)" : "")"
+        }
+    }
+
+    /// The cost of a conversion no converter can make.
+    static let impossible = Cost(unservable: 1)
     /// The frame rate negotiation keeps when no output asks for one (AVFoundation's presets run
     /// at 30 fps).
     static let defaultFrameRate = 30.0
 
-    /// What decoding one Motion-JPEG frame of `size` costs: the decoder's work and, as for any
-    /// change of format, ``colourConversion`` (JPEG's quantisation is lossier than rounding), so a
-    /// raw format that keeps the rate and converts in one pass is preferred.
-    static func decodeCost(_ size: CaptureDevice.Dimensions) -> Double {
-        decodePerMegapixel * Double(size.width * size.height) / 1e6 + colourConversion
-    }
-
     /// What delivering `format` to `request` costs: the decode and conversions its chain would
     /// make.
-    static func conversionCost(from format: CaptureDevice.Format, to request: OutputRequest) -> Double {
+    static func conversionCost(from format: CaptureDevice.Format, to request: OutputRequest) -> Cost {
         let size = request.size ?? format.dimensions
         let target = request.pixelFormat ?? ProcessorChain.nativeDelivery(of: format.pixelFormat)
         let accepted = request.processorFormats
@@ -122,11 +145,7 @@ enum FormatNegotiator {
             // Decode (straight to what the chain wants first), then convert from there.
             let first = accepted.isEmpty || accepted.contains(target) ? target : accepted[0]
             let decoded = MJPEGDecodeStep.decodedFormat(for: first)
-            var decode = decodeCost(format.dimensions)
-            if decoded != .nv12FullRange && decoded != .i420 {
-                // Beyond planar Y'CbCr: a colour conversion (BGRA) or a range mapping of NV12.
-                decode += colourConversion * (decoded == .bgra ? 1 : 0.25)
-            }
+            let decode = Cost(work: MJPEGDecodeStep.estimatedCost(decoding: format.dimensions, to: decoded))
             let rest = conversionCost(
                 from: CaptureDevice.Format(
                     pixelFormat: decoded, width: format.dimensions.width, height: format.dimensions.height,
@@ -146,13 +165,13 @@ enum FormatNegotiator {
             let first = accepted.contains(format.pixelFormat) ? format.pixelFormat : accepted[0]
             steps = [(format.pixelFormat, first), (first, target)]
         }
-        var total = 0.0
+        var total: Cost = 0
         var current = (format: format.pixelFormat, size: format.dimensions)
         for (from, to) in steps where from != to || current.size != size {
             guard
-                let cost = PixelConverter.estimatedCost(from: from, size: current.size, to: to, size: size)
+                let cost = PixelConverter.estimatedDeliveryCost(from: from, size: current.size, to: to, size: size)
             else { return impossible }
-            total += cost + (from != to ? colourConversion : 0)
+            total.work += cost
             current = (to, size)
         }
         return total

@@ -4,7 +4,9 @@
 ///
 /// Every edge sits on an even pixel and the code strip and the box are neutral grey levels, so
 /// 4:2:0 and 4:2:2 subsampling leave them exact, and ``readSequenceNumber(from:)`` recovers the
-/// number from a frame in any format and at any size down to about 64 pixels wide.
+/// number from a frame in any uncompressed format at least 64 pixels wide (narrower frames have
+/// cells too few to hold 32 bits: it answers `nil`). In frames too short for the bars, the box
+/// keeps below the strip, so the number stays readable down to one row.
 ///
 /// Thread safety: a stateless namespace.
 public enum TestPattern {
@@ -37,8 +39,20 @@ public enum TestPattern {
         let boxHeight = max(2, ((height - top) / 2) & ~1)
         let travel = max(1, width - boxWidth)
         let x = Int((sequenceNumber &* 8) % UInt64(travel)) & ~1
-        let y = max(0, min(height, (top + (height - top - boxHeight) / 2) & ~1))
+        // Never over the sequence-number strip (frames of a few rows have no room for the box).
+        let y = max(codeStripHeight(height: height), min(height, (top + (height - top - boxHeight) / 2) & ~1))
         return (x..<(x + boxWidth), y..<max(y, min(height, y + boxHeight)))
+    }
+
+    /// The narrowest frame whose 32 code cells are each at least one pixel pair wide.
+    public static let minimumReadableWidth = 64
+
+    /// The columns of the code cell of `bit`, or `nil` in a frame too narrow for every cell to
+    /// have its own pixels.
+    static func readableCell(_ bit: Int, width: Int) -> Range<Int>? {
+        guard width >= minimumReadableWidth else { return nil }
+        let cell = cellColumns(bit, width: width)
+        return cell.isEmpty ? nil : cell
     }
 
     static func cellColumns(_ bit: Int, width: Int) -> Range<Int> {
@@ -111,14 +125,17 @@ public enum TestPattern {
     }
 
     /// Reads the sequence number (its low 32 bits) that ``render(sequenceNumber:into:)`` drew,
-    /// from a frame in any uncompressed format at any size. `nil` if the buffer is compressed.
+    /// from a frame in any uncompressed format at least ``minimumReadableWidth`` pixels wide and
+    /// one row high, reading each code cell at its centre. `nil` where the pattern cannot hold
+    /// the number: a compressed or empty buffer, or a frame narrower than that.
     public static func readSequenceNumber(from buffer: PixelBuffer) -> UInt64? {
         guard !buffer.pixelFormat.isCompressed, buffer.pixelFormat.planeCount > 0 else { return nil }
         guard buffer.height > 0, buffer.width > 0 else { return nil }
         let y = min(codeStripHeight(height: buffer.height) / 2, buffer.height - 1)
         var value: UInt64 = 0
         for bit in 0..<32 {
-            let x = (2 * bit + 1) * buffer.width / 64
+            guard let cell = readableCell(bit, width: buffer.width) else { return nil }
+            let x = cell.lowerBound + cell.count / 2
             if brightness(of: buffer, x: x, y: y) > 128 { value |= 1 << UInt64(bit) }
         }
         return value

@@ -11,6 +11,10 @@ import Synchronization
 /// (`isPaced = false`) for benchmarks. Like a V4L2 driver, it fills a fixed ring of buffers; when
 /// every buffer is held downstream a paced camera skips the frame, which shows up as a gap in
 /// sequence numbers (a `.discontinuity` drop), and an unpaced one waits for a buffer to come back.
+/// A format without a usable frame rate is refused when streaming starts
+/// (``CaptureDevice/Format/validate()``), and a paced camera never produces a frame before it
+/// is due: should its clock's wait return early, the stream fails with
+/// ``CaptureError/Code/driverError`` (a runtime error) instead of spinning.
 ///
 /// ```swift
 /// let camera = VirtualCamera(configuration: .init(clock: ManualClock(), frameLimit: 100))
@@ -94,20 +98,21 @@ public final class VirtualCamera: Sendable {
     }
 
     /// Makes the running stream fail with `error` at its next frame, as a driver error would.
-    public func simulateFailure(_ error: CaptureError) {
+    /// (Public as `simulateFailure(_:)` in ViewfinderSimulator, the test-only product.)
+    package func injectFailure(_ error: CaptureError) {
         backend.inject(.fail(error))
     }
 
     /// Unplugs the camera: a running stream fails with ``CaptureError/Code/deviceDisconnected``
-    /// at its next frame, and the device reports itself disconnected until ``simulateReconnect()``
+    /// at its next frame, and the device reports itself disconnected until ``injectReconnect()``
     /// (a stopped camera is disconnected at once).
-    public func simulateDisconnect() {
+    package func injectDisconnect() {
         backend.inject(.disconnect)
     }
 
     /// Plugs the camera back in: posts ``CaptureDevice/wasConnectedNotification``, and a session
     /// interrupted by the unplug resumes.
-    public func simulateReconnect() {
+    package func injectReconnect() {
         backend.setConnected(true)
         NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device)
     }
@@ -139,6 +144,9 @@ final class VirtualCameraBackend: DeviceBackend {
     var manufacturer: String { "Viewfinder" }
     var deviceType: CaptureDevice.DeviceType { .virtual }
     var formats: [CaptureDevice.Format] { configuration.formats }
+    /// Focus and exposure points of interest are kept and read back (the picture does not
+    /// change), so a tap-to-focus path can be tested end to end.
+    var supportsPointsOfInterest: Bool { true }
 
     private static let counter = Atomic<Int>(0)
 
@@ -200,6 +208,13 @@ final class VirtualCameraBackend: DeviceBackend {
                 "the virtual camera needs at least one buffer, got bufferCount \(configuration.bufferCount)")
         }
         let duration = format.supports(frameDuration: frameDuration) ? frameDuration : format.minFrameDuration
+        // A deadline that does not advance would let a paced camera produce frames as fast as it can.
+        guard duration.isNumeric, duration > .zero else {
+            throw CaptureError(
+                .invalidArgument,
+                "'\(localizedName)' cannot pace \(format) with frames \(FrameRateRange.describe(duration)) s apart: give the format a positive frame duration"
+            )
+        }
         let ring = try PixelBufferPool(
             pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
             capacity: configuration.bufferCount)
@@ -271,6 +286,17 @@ final class VirtualCameraBackend: DeviceBackend {
             var taken: (buffer: PixelBuffer, slot: Int)?
             if configuration.isPaced {
                 guard clock.wait(until: deadline, isCancelled: isCancelled) else { return }
+                // Never ahead of the format: frame k is due k intervals after the start, and a
+                // clock whose wait returned before that would have the camera spin.
+                let now = clock.now()
+                guard now >= deadline else {
+                    sink.deviceDidFail(
+                        CaptureError(
+                            .driverError,
+                            "'\(localizedName)' was about to produce frame \(sequence) at \(now.seconds) s on its clock, before it is due at \(deadline.seconds) s (frames \(FrameRateRange.describe(frameDuration)) s apart): its clock's wait(until:) returned early; the stream stopped instead of producing frames faster than its format allows"
+                        ))
+                    return
+                }
             } else {
                 // As fast as buffers free up: wait for one rather than losing frames.
                 guard let free = ring.makePixelBufferWithSlot(waitingUnless: isCancelled) else { return }

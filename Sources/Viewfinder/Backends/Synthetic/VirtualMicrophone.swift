@@ -3,7 +3,7 @@ import Foundation
 import Synchronization
 
 /// Viewfinder's built-in virtual microphone ("Test Tone Microphone"): a device that captures a
-/// ``VirtualMicrophoneSignal`` — a tone whose marker bursts spell the running sample count,
+/// test signal — a tone whose marker bursts spell the running sample count,
 /// plus clicks at chosen presentation times — so audio paths run and are tested on a machine
 /// with no sound card.
 ///
@@ -13,7 +13,7 @@ import Synchronization
 /// first, `start + k·F / rate`, where `start` is the clock's time when capture began. Unpaced
 /// (`isPaced = false`) it produces as fast as buffers free up, timestamps unchanged. Like a
 /// sound card it fills a fixed pool of buffers; when every buffer is held downstream the chunk
-/// is lost and reported (``AudioLossReason/outOfBuffers``) and the sample count moves on.
+/// is lost and reported (as lost for want of buffers) and the sample count moves on.
 ///
 /// A click at presentation time *t* starts at the first sample stamped at or after *t*, so it
 /// can be lined up with the virtual camera's flash frame on the same clock.
@@ -131,15 +131,16 @@ public final class VirtualMicrophone: AudioCaptureSource, Sendable {
     /// The signal of the current or last stream (what every sample should be).
     var signal: VirtualMicrophoneSignal? { state.withLock { $0.signal } }
 
-    /// Makes the running stream fail with `error` at its next chunk.
-    public func simulateFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
+    /// Makes the running stream fail with `error` at its next chunk. (Public as
+    /// `simulateFailure(_:)` in ViewfinderSimulator, the test-only product.)
+    package func injectFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
 
     /// Unplugs the microphone: the stream fails with ``CaptureError/Code/deviceDisconnected``.
-    public func simulateDisconnect() { state.withLock { $0.pending = .disconnect } }
+    package func injectDisconnect() { state.withLock { $0.pending = .disconnect } }
 
     /// Plugs the microphone back in: posts ``CaptureDevice/wasConnectedNotification`` for its
     /// device, and a session interrupted by the unplug resumes.
-    public func simulateReconnect() {
+    package func injectReconnect() {
         state.withLock { $0.connected = true }
         NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device)
     }

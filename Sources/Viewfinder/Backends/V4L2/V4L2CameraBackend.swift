@@ -15,7 +15,9 @@ import Synchronization
 /// sequence numbers pass through (gaps are frames the driver lost). Buffers flagged
 /// `V4L2_BUF_FLAG_ERROR`, empty, shorter than a frame or claiming more bytes than their mapping
 /// holds are queued again, never delivered, and counted in ``corruptFramesSkipped``; skipped
-/// frames before the first good one of a stream still count as a sequence gap downstream.
+/// frames before the first good one of a stream still count as a sequence gap downstream, and a
+/// stream that gets nothing but corrupt frames for a while is reported (one runtime error, see
+/// ``StreamStallWatch``) while it keeps running.
 /// Sequence numbers are extended to 64 bits across wrap-around; a repeat or a step back of the
 /// driver's counter is passed on as a step back (the delivery engine reports it as a
 /// discontinuity), never as billions of lost frames.
@@ -411,9 +413,17 @@ final class V4L2CameraBackend: DeviceBackend {
         let minimum = context.format.pixelFormat.isCompressed ? 1 : context.expectedBytes
         let number = sequence.extender.extend(buffer.sequence)
         // Untrusted driver data: a frame claiming more bytes than its buffer maps is corrupt too.
-        if buffer.flags & VF_V4L2_BUF_FLAG_ERROR != 0 || bytesUsed < minimum
-            || bytesUsed > context.ring.length(of: index)
-        {
+        let corruption: SkippedFrameCause? =
+            if buffer.flags & VF_V4L2_BUF_FLAG_ERROR != 0 {
+                .errorFlag
+            } else if bytesUsed < minimum {
+                .shortPayload
+            } else if bytesUsed > context.ring.length(of: index) {
+                .oversizedPayload
+            } else {
+                nil
+            }
+        if let corruption {
             corruptFrames.add(1, ordering: .relaxed)
             if !sequence.hasDelivered, sequence.firstSkipped == nil { sequence.firstSkipped = number }
             do {
@@ -421,6 +431,8 @@ final class V4L2CameraBackend: DeviceBackend {
             } catch {
                 return self.error(error, "re-queueing a buffer of")
             }
+            // The sink posts one runtime error if nothing but corrupt frames come for a while.
+            sink.deviceDidSkipFrame(corruption)
             return nil
         }
         let arrival = host.now()

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# Builds the DocC documentation of the Viewfinder and ViewfinderSimulator modules into
+# .build/docs/<Module> (a DocC archive; `docc preview` or any static server shows it) and fails
+# on any documentation warning, printing it: a broken ``symbol`` link, an unknown parameter, a
+# topic that names nothing.
+#
+# Steps: build the two modules, extract their public symbol graphs with the toolchain's
+# swift-symbolgraph-extract, then `docc convert` each catalogue (Sources/<Module>/<Module>.docc)
+# with --warnings-as-errors.
+#
+#   Scripts/docs.sh                 # both modules
+#   Scripts/docs.sh Viewfinder      # one module
+set -euo pipefail
+cd "$(dirname "$0")/.."
+Scripts/install-dependencies.sh  # the system libraries the modules build against
+
+modules=("$@")
+if [ ${#modules[@]} -eq 0 ]; then modules=(Viewfinder ViewfinderSimulator); fi
+
+for tool in swift-symbolgraph-extract docc; do
+    if ! command -v "$tool" >/dev/null; then
+        echo "docs.sh: '$tool' is not on PATH; it ships with the Swift toolchain (usr/bin)." >&2
+        exit 1
+    fi
+done
+
+triple=$(swift -print-target-info | sed -n 's/^ *"triple": *"\([^"]*\)".*/\1/p' | head -n 1)
+if [ -z "$triple" ]; then
+    echo "docs.sh: could not read the target triple from 'swift -print-target-info'." >&2
+    exit 1
+fi
+
+for module in "${modules[@]}"; do
+    swift build --target "$module"
+done
+bin=$(swift build --show-bin-path)
+
+# Every C shim's headers and module map, as the compiler saw them.
+flags=(-I "$bin/Modules")
+for include in Sources/C*/include; do
+    target=$(basename "$(dirname "$include")")
+    flags+=(-I "$include")
+    if [ -f "$bin/$target.build/module.modulemap" ]; then
+        flags+=(-Xcc "-fmodule-map-file=$bin/$target.build/module.modulemap")
+    fi
+done
+
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
+failed=0
+for module in "${modules[@]}"; do
+    catalogue="Sources/$module/$module.docc"
+    graphs=".build/symbol-graphs/$module"
+    out=".build/docs/$module"
+    rm -rf "$graphs" "$out"
+    mkdir -p "$graphs" .build/docs
+    if ! swift-symbolgraph-extract -module-name "$module" -target "$triple" "${flags[@]}" \
+        -output-dir "$graphs" -minimum-access-level public >"$log" 2>&1; then
+        cat "$log" >&2
+        echo "docs.sh: extracting the symbol graph of $module failed." >&2
+        exit 1
+    fi
+    status=0
+    docc convert "$catalogue" \
+        --additional-symbol-graph-dir "$graphs" \
+        --fallback-display-name "$module" \
+        --fallback-bundle-identifier "org.viewfinder.$module" \
+        --output-path "$out" \
+        --warnings-as-errors >"$log" 2>&1 || status=$?
+    # docc prints diagnostics as "<file>:<line>:<col>: warning: …" (or "error:" under
+    # --warnings-as-errors); any of them fails the run, whatever docc's exit status.
+    if [ $status -ne 0 ] || grep -qE '(warning|error):' "$log"; then
+        cat "$log" >&2
+        count=$(grep -cE '(warning|error):' "$log" || true)
+        echo "docs.sh: $module: $count documentation diagnostic(s) (docc exited $status)." >&2
+        failed=1
+    else
+        echo "docs.sh: $module: no warnings; archive in $out"
+    fi
+done
+exit $failed

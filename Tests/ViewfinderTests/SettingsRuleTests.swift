@@ -1,0 +1,139 @@
+import Dispatch
+import Foundation
+import Testing
+
+@testable import Viewfinder
+
+/// The one rule for settings (DESIGN.md, "Settings"): a setting changed on a running session
+/// applies at the next frame boundary it can, renegotiating through one path when the device
+/// must change, and every frame stays accounted for. One test per family of settings.
+@Suite("Settings apply on a running session by one rule")
+struct SettingsRuleTests {
+    /// A running session on a paced virtual camera driven by a manual clock.
+    private struct Rig {
+        let clock = ManualClock()
+        let camera: VirtualCamera
+        let center = NotificationCenter()
+        let session: CaptureSession
+        let output = CaptureVideoDataOutput()
+        let delegate = RecordingDelegate()
+
+        init(formats: [CaptureDevice.Format]) throws {
+            camera = VirtualCamera(configuration: .init(clock: clock, formats: formats))
+            session = CaptureSession(notificationCenter: center)
+            output.setSampleBufferDelegate(delegate, queue: delegate.queue)
+            try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
+            try session.tryAddOutput(output)
+            session.startRunning()
+            #expect(session.isRunning)
+            #expect(clock.waitUntilSleeping())
+        }
+
+        /// Lets `count` more frames come and waits until they are handed over.
+        func frames(_ count: Int) {
+            for _ in 0..<count {
+                clock.advance(by: .fps(30))
+                #expect(clock.waitUntilSleeping())
+            }
+            #expect(output.waitUntilDelivered(timeout: 10))
+        }
+
+        /// Stops, then checks every frame was delivered or dropped by a reason.
+        func stopAndCheckAccounting(sourceLocation: SourceLocation = #_sourceLocation) {
+            session.stopRunning()
+            let statistics = output.statistics
+            #expect(
+                statistics.delivered + statistics.dropped + statistics.rateGated == statistics.captured,
+                "\(statistics)", sourceLocation: sourceLocation)
+            #expect(statistics.delivered == delegate.frames.count, sourceLocation: sourceLocation)
+        }
+    }
+
+    @Test("output: videoSettings changed mid-run deliver the new format from the next frame")
+    func outputSetting() throws {
+        let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 })
+        rig.frames(3)
+        let before = rig.delegate.frames.count
+        #expect(rig.delegate.frames.allSatisfy { $0.pixelFormat == .nv12VideoRange })
+        try rig.output.setVideoSettings(try VideoSettings(pixelFormat: .bgra))
+        rig.frames(3)
+        let after = rig.delegate.frames.dropFirst(before)
+        #expect(!after.isEmpty)
+        #expect(after.allSatisfy { $0.pixelFormat == .bgra }, "\(after.map(\.pixelFormat))")
+        rig.stopAndCheckAccounting()
+    }
+
+    @Test("connection: a rotation set mid-run turns the frames from the next one")
+    func connectionSetting() throws {
+        let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 })
+        rig.frames(2)
+        let before = rig.delegate.frames.count
+        let connection = try #require(rig.output.connection(with: .video))
+        try connection.setVideoRotationAngle(90)
+        rig.frames(3)
+        let after = rig.delegate.frames.dropFirst(before)
+        #expect(!after.isEmpty)
+        #expect(after.allSatisfy { $0.width == 480 && $0.height == 640 }, "\(after.map { "\($0.width)x\($0.height)" })")
+        rig.stopAndCheckAccounting()
+    }
+
+    @Test("device: setActiveFormat under the lock on a running session restarts the stream in that format")
+    func deviceSetting() throws {
+        let formats = virtualFormats(.yuyv)
+        let rig = try Rig(formats: formats)
+        rig.frames(2)
+        let first = try #require(rig.delegate.frames.last)
+        let other = try #require(formats.first { $0.dimensions.width != first.width })
+        try rig.camera.device.lockForConfiguration()
+        try rig.camera.device.setActiveFormat(other)
+        rig.camera.device.unlockForConfiguration()
+        #expect(rig.session.isRunning)
+        #expect(rig.clock.waitUntilSleeping())
+        let before = rig.delegate.frames.count
+        rig.frames(3)
+        let after = rig.delegate.frames.dropFirst(before)
+        #expect(!after.isEmpty)
+        #expect(
+            after.allSatisfy { $0.width == other.dimensions.width && $0.height == other.dimensions.height },
+            "\(after.map { "\($0.width)x\($0.height)" }) after choosing \(other)")
+        #expect(rig.camera.device.activeFormat == other)
+        rig.stopAndCheckAccounting()
+    }
+
+    @Test("input port: isEnabled off pauses its connections from the next frame, on resumes them without a gap")
+    func portSetting() throws {
+        let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 })
+        rig.frames(2)
+        let port = try #require(rig.output.connection(with: .video)?.inputPorts.first)
+        port.isEnabled = false
+        let paused = rig.delegate.frames.count
+        #expect(rig.output.connection(with: .video)?.isActive == false)
+        rig.frames(3)
+        #expect(rig.delegate.frames.count == paused, "no frame while the port is off")
+        port.isEnabled = true
+        rig.frames(2)
+        #expect(rig.delegate.frames.count > paused)
+        #expect(rig.delegate.dropped(.discontinuity) == 0, "a paused port is no camera gap")
+        rig.stopAndCheckAccounting()
+    }
+
+    @Test("a property setter's error is posted by the session that runs it, or on the default centre without one")
+    func settingFailuresArePosted() throws {
+        let loose = CaptureVideoDataOutput()
+        let unowned = NotificationRecorder(CaptureSession.runtimeErrorNotification, object: loose)
+        loose.minFrameDuration = MediaTime(value: -1, timescale: 30)
+        let alone = unowned.next()
+        #expect(alone.received, "an output in no session posts on NotificationCenter.default")
+        #expect(alone.error?.code == .invalidArgument)
+
+        let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 })
+        let owned = NotificationRecorder(
+            CaptureSession.runtimeErrorNotification, object: rig.session, center: rig.center)
+        rig.output.minFrameDuration = MediaTime(value: -1, timescale: 30)
+        let posted = owned.next()
+        #expect(posted.received, "the session that runs the output posts it, with itself as the object")
+        #expect(posted.error?.code == .invalidArgument)
+        #expect(rig.output.minFrameDuration == .invalid, "the old value stays")
+        rig.stopAndCheckAccounting()
+    }
+}
