@@ -147,6 +147,52 @@ struct PreviewWebBrowserTests {
         #expect(server.viewerCount == 1)
     }
 
+    @Test("the multipart stream plays in an <img>: each frame replaces the picture as it arrives")
+    func streamInImage() async throws {
+        let browser = try Browser.current()
+        let server = try PreviewWebServer()
+        defer { server.stop() }
+        try await browser.navigate(to: server.pageURL)
+        try await browser.evaluate(
+            """
+            const image = document.createElement('img');
+            image.id = 'stream';
+            image.src = arguments[0];
+            document.body.appendChild(image);
+            const copy = document.createElement('canvas');
+            copy.id = 'copy';
+            document.body.appendChild(copy);
+            """, [server.streamURL.absoluteString])
+        #expect(PreviewWebTestSupport.wait { server.statistics.viewers.contains { $0.kind == .multipart } })
+        for sequence: UInt64 in 21...23 {
+            let jpeg = try PreviewWebTestSupport.patternJPEG(sequence, width: 320, height: 240)
+            PreviewWebTestSupport.publish(server, jpeg, sequence: sequence, width: 320, height: 240)
+            // Copy what the <img> shows into a canvas until it shows this frame (no later frame
+            // is published: the picture must not wait for the next part).
+            try await browser.waitUntil(
+                """
+                (() => {
+                  const image = document.getElementById('stream');
+                  const copy = document.getElementById('copy');
+                  if (image.naturalWidth !== 320) return false;
+                  copy.width = 320; copy.height = 240;
+                  const context = copy.getContext('2d', { willReadFrequently: true });
+                  context.drawImage(image, 0, 0);
+                  const strip = context.getImageData(0, 4, 320, 1).data;
+                  let value = 0;
+                  for (let bit = 0; bit < 32; bit++) {
+                    const x = Math.floor((2 * bit + 1) * 320 / 64);
+                    if (strip[x * 4] > 128) value += 2 ** bit;
+                  }
+                  window.streamValue = value;
+                  return value === \(sequence);
+                })()
+                """,
+                describe: "[document.getElementById('stream').naturalWidth, window.streamValue]")
+            #expect(TestPattern.readSequenceNumber(from: try await browser.canvasPixels("#copy")) == sequence)
+        }
+    }
+
     @Test("8 pages at once all draw the newest frame")
     func eightPages() async throws {
         let browser = try Browser.current()

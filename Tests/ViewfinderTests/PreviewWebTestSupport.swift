@@ -90,6 +90,20 @@ final class RawSocket {
         return result
     }
 
+    /// Reads up to and including `marker`; returns the bytes before it.
+    func read(until marker: [UInt8]) throws -> [UInt8] {
+        var searched = 0
+        while true {
+            if let end = buffer[max(0, searched - marker.count)...].firstRange(of: marker) {
+                let result = Array(buffer[..<end.lowerBound])
+                buffer.removeFirst(end.upperBound)
+                return result
+            }
+            searched = buffer.count
+            guard try fill() else { throw Failure(description: "connection closed before the marker") }
+        }
+    }
+
     /// Reads up to and including CR LF CR LF; returns the text before it.
     func readHead() throws -> String {
         let marker: [UInt8] = [13, 10, 13, 10]

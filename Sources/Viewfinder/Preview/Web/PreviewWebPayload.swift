@@ -20,7 +20,8 @@ struct PreviewWebPayloadInfo {
 ///
 /// A frame's message is ``headerSize`` bytes of header (little endian: "VFP1", header size,
 /// sequence number, presentation time in seconds, publish time in milliseconds since 1970,
-/// width, height) then the JPEG, then CR LF (sent only after a multipart part).
+/// width, height) then the JPEG, then CR LF and the next multipart boundary and part headers
+/// (sent only on the multipart stream, after the part).
 ///
 /// Thread safety: written by the publisher before it is shared, then read (and its header
 /// rewritten with the same bytes) on the server's service thread only.
@@ -37,6 +38,18 @@ final class PreviewWebPayload: @unchecked Sendable {
 
     /// Bytes of a frame message's header.
     static let headerSize = 40
+    /// The multipart stream's boundary.
+    static let boundary = "viewfinder-frame"
+    /// What opens the multipart stream: the first boundary and part headers.
+    ///
+    /// Every part's JPEG is followed at once by the next boundary and part headers: Blink's
+    /// multipart parser shows a part in an `<img>` only when the next part's headers arrive, so
+    /// a stream that sent them with the next frame would show every frame a frame late. Parts
+    /// therefore carry no Content-Length (readers find the boundary, as ffmpeg's mpjpeg demuxer
+    /// does); the WebSocket carries the sequence number and times.
+    static let streamOpening = Array("--\(boundary)\r\nContent-Type: image/jpeg\r\n\r\n".utf8)
+    /// What follows a part's JPEG on the multipart stream: the next part's boundary and headers.
+    static let partTrailer = Array("\r\n".utf8) + streamOpening
     /// libwebsockets' LWS_PRE.
     static let headroom = Int(vf_ws_pre_padding())
 
@@ -49,14 +62,13 @@ final class PreviewWebPayload: @unchecked Sendable {
             kind: .frame, messageCount: headerSize + jpeg.count, sequenceNumber: sequenceNumber,
             presentationSeconds: presentationSeconds, publishedMilliseconds: publishedMilliseconds, width: width,
             height: height, jpegCount: jpeg.count)
-        let payload = make(info, capacity: headroom + headerSize + jpeg.count + 2)
+        let payload = make(info, capacity: headroom + headerSize + jpeg.count + partTrailer.count)
         payload.withUnsafeMutablePointerToElements { bytes in
             let body = bytes + headroom + headerSize
             if let source = jpeg.baseAddress, !jpeg.isEmpty {
                 body.update(from: source.assumingMemoryBound(to: UInt8.self), count: jpeg.count)
             }
-            body[jpeg.count] = 0x0D
-            body[jpeg.count + 1] = 0x0A
+            for (index, byte) in partTrailer.enumerated() { body[jpeg.count + index] = byte }
         }
         payload.stampHeader()
         return payload
@@ -107,9 +119,10 @@ final class PreviewWebPayload: @unchecked Sendable {
         return withUnsafeMutablePointerToElements { body($0 + Self.headroom, count) }
     }
 
-    /// A frame's JPEG followed by CR LF (a multipart part's body), with headroom before it.
+    /// A frame's JPEG followed by the next boundary (a multipart part's body), with headroom
+    /// before it.
     func withPartBody<R>(_ body: (UnsafeMutablePointer<UInt8>, Int) -> R) -> R {
-        let count = header.jpegCount + 2
+        let count = header.jpegCount + Self.partTrailer.count
         return withUnsafeMutablePointerToElements { body($0 + Self.headroom + Self.headerSize, count) }
     }
 }

@@ -97,8 +97,8 @@ final class PreviewWebServiceCore: @unchecked Sendable {
     private enum Request {
         /// A response body to write once writable, then end the transaction.
         case body(PreviewWebPayload)
-        /// A multipart stream viewer; `inFlight` is the frame whose part header was written.
-        case multipart(slot: Int, inFlight: PreviewWebPayload?)
+        /// A multipart stream viewer; `opened`: the first boundary and part headers were sent.
+        case multipart(slot: Int, opened: Bool)
         /// A WebSocket viewer.
         case webSocket(slot: Int)
     }
@@ -123,8 +123,8 @@ final class PreviewWebServiceCore: @unchecked Sendable {
     private var allowedOrigins: Set<String> = []
     private var page: PreviewWebPayload
     private let script: PreviewWebPayload
+    /// Headroom and the stream's opening, written from here.
     private let partHeader: UnsafeMutablePointer<UInt8>
-    private static let partHeaderCapacity = 256
     private let serviceThreadID = Atomic<UInt>(0)
 
     init(configuration: PreviewWebServer.Configuration) {
@@ -139,7 +139,7 @@ final class PreviewWebServiceCore: @unchecked Sendable {
         writable.reserveCapacity(configuration.maxViewers)
         page = PreviewWebPayload.text(PreviewWebPage.html(token: token))
         script = PreviewWebPayload.text(PreviewWebPage.script)
-        partHeader = .allocate(capacity: PreviewWebPayload.headroom + Self.partHeaderCapacity)
+        partHeader = .allocate(capacity: PreviewWebPayload.headroom + PreviewWebPayload.streamOpening.count)
     }
 
     deinit { partHeader.deallocate() }
@@ -298,7 +298,6 @@ final class PreviewWebServiceCore: @unchecked Sendable {
         + "X-Frame-Options: DENY\r\nContent-Security-Policy: default-src 'none'; script-src 'self'; "
         + "style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:; frame-ancestors 'none'; "
         + "base-uri 'none'; form-action 'none'\r\n"
-    static let boundary = "viewfinder-frame"
 
     private func httpRequest(_ connection: OpaquePointer, path: String) -> Int32 {
         guard hasToken(connection) else {
@@ -320,11 +319,13 @@ final class PreviewWebServiceCore: @unchecked Sendable {
                 return vf_ws_respond_status(connection, 503)
             }
             // Recorded first: if the headers cannot be written, closing the connection frees the slot.
-            connections[connection, default: Connection()].request = .multipart(slot: slot, inFlight: nil)
-            let headers = Self.securityHeaders + "Pragma: no-cache\r\n"
+            connections[connection, default: Connection()].request = .multipart(slot: slot, opened: false)
+            // No X-Content-Type-Options: nosniff here: Chromium then refuses the stream in an <img>.
+            let headers = "Cache-Control: no-store\r\nPragma: no-cache\r\n"
             guard
                 vf_ws_respond_headers(
-                    connection, 200, "multipart/x-mixed-replace; boundary=\(Self.boundary)", -1, headers) == 0
+                    connection, 200, "multipart/x-mixed-replace; boundary=\(PreviewWebPayload.boundary)", -1, headers)
+                    == 0
             else {
                 return -1
             }
@@ -354,32 +355,26 @@ final class PreviewWebServiceCore: @unchecked Sendable {
             let written = body.withMessage { vf_ws_write(connection, $0, $1, Int32(VF_WS_WRITE_HTTP_FINAL.rawValue)) }
             guard written == 0 else { return -1 }
             return vf_ws_transaction_completed(connection)
-        case .multipart(let slot, let inFlight):
+        case .multipart(let slot, let opened):
             // libwebsockets ends a response after a few seconds unless told it lasts. A viewer
             // that leaves is noticed when a frame is written to it.
             vf_ws_cancel_timeout(connection)
-            if let frame = inFlight {
-                connections[connection]?.request = .multipart(slot: slot, inFlight: nil)
-                let written = frame.withPartBody { vf_ws_write(connection, $0, $1, Int32(VF_WS_WRITE_HTTP.rawValue)) }
-                guard written == 0 else { return -1 }
+            guard opened else {
+                connections[connection]?.request = .multipart(slot: slot, opened: true)
+                let opening = PreviewWebPayload.streamOpening
+                let start = partHeader + PreviewWebPayload.headroom
+                start.update(from: opening, count: opening.count)
+                guard vf_ws_write(connection, start, opening.count, Int32(VF_WS_WRITE_HTTP.rawValue)) == 0 else {
+                    return -1
+                }
                 if shared.withLock({ $0.slots[slot].hasWork }) { vf_ws_request_writable(connection) }
                 return 0
             }
-            guard let frame = shared.withLock({ $0.slots[slot].pop() }) else { return 0 }
-            let info = frame.info
-            let text =
-                "--\(Self.boundary)\r\nContent-Type: image/jpeg\r\nContent-Length: \(info.jpegCount)\r\n"
-                + "X-Sequence-Number: \(info.sequenceNumber)\r\n\r\n"
-            var utf8 = text
-            let written = utf8.withUTF8 { bytes -> Int32 in
-                let start = partHeader + PreviewWebPayload.headroom
-                let count = min(bytes.count, Self.partHeaderCapacity)
-                start.update(from: bytes.baseAddress!, count: count)
-                return vf_ws_write(connection, start, count, Int32(VF_WS_WRITE_HTTP.rawValue))
-            }
+            let (next, more) = shared.withLock { state in (state.slots[slot].pop(), state.slots[slot].hasWork) }
+            guard let frame = next else { return 0 }
+            let written = frame.withPartBody { vf_ws_write(connection, $0, $1, Int32(VF_WS_WRITE_HTTP.rawValue)) }
             guard written == 0 else { return -1 }
-            connections[connection]?.request = .multipart(slot: slot, inFlight: frame)
-            vf_ws_request_writable(connection)
+            if more { vf_ws_request_writable(connection) }
             return 0
         case .webSocket:
             return 0
