@@ -128,6 +128,12 @@ final class Browser: @unchecked Sendable {
                 if text[range.upperBound...].count > digits.count { port = Int(digits) }
             }
         }
+        // Keep reading what chromedriver (and the Chromium it starts, which inherits the pipe) writes,
+        // so a full pipe never blocks them; it is thrown away.
+        let reader = output.fileHandleForReading
+        Thread.detachNewThread {
+            while !reader.availableData.isEmpty {}
+        }
         let profile = FileManager.default.temporaryDirectory.appendingPathComponent(
             "viewfinder-chromium-\(UUID().uuidString)")
         var arguments = [
