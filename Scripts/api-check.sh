@@ -35,26 +35,10 @@ if ! command -v swift-api-digester >/dev/null; then
     echo "api-check.sh: 'swift-api-digester' is not on PATH; it ships with the Swift toolchain (usr/bin)." >&2
     exit 1
 fi
-triple=$(swift -print-target-info | sed -n 's/^ *"triple": *"\([^"]*\)".*/\1/p' | head -n 1)
-if [ -z "$triple" ]; then
-    echo "api-check.sh: could not read the target triple from 'swift -print-target-info'." >&2
-    exit 1
-fi
-
-for module in "${modules[@]}"; do
-    swift build --target "$module"
-done
-bin=$(swift build --show-bin-path)
-
-# The built modules, and every C shim's headers and module map, as the compiler saw them.
-flags=(-target "$triple" -I "$bin/Modules")
-for include in Sources/C*/include; do
-    target=$(basename "$(dirname "$include")")
-    flags+=(-I "$include")
-    if [ -f "$bin/$target.build/module.modulemap" ]; then
-        flags+=(-Xcc "-fmodule-map-file=$bin/$target.build/module.modulemap")
-    fi
-done
+tool_name=api-check.sh
+# shellcheck source=Scripts/module-flags.sh
+source "$(dirname "$0")/module-flags.sh"
+flags=(-target "$triple" "${flags[@]}")
 
 if $update; then
     mkdir -p "$baselines"

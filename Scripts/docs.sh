@@ -24,26 +24,9 @@ for tool in swift-symbolgraph-extract docc; do
     fi
 done
 
-triple=$(swift -print-target-info | sed -n 's/^ *"triple": *"\([^"]*\)".*/\1/p' | head -n 1)
-if [ -z "$triple" ]; then
-    echo "docs.sh: could not read the target triple from 'swift -print-target-info'." >&2
-    exit 1
-fi
-
-for module in "${modules[@]}"; do
-    swift build --target "$module"
-done
-bin=$(swift build --show-bin-path)
-
-# Every C shim's headers and module map, as the compiler saw them.
-flags=(-I "$bin/Modules")
-for include in Sources/C*/include; do
-    target=$(basename "$(dirname "$include")")
-    flags+=(-I "$include")
-    if [ -f "$bin/$target.build/module.modulemap" ]; then
-        flags+=(-Xcc "-fmodule-map-file=$bin/$target.build/module.modulemap")
-    fi
-done
+tool_name=docs.sh
+# shellcheck source=Scripts/module-flags.sh
+source "$(dirname "$0")/module-flags.sh"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
