@@ -173,13 +173,21 @@ struct PreviewWindowTests {
         rig.start()
         defer { rig.session.stopRunning() }
 
-        /// Steps the camera until the window has drawn a frame of `size`; returns its number.
+        /// Draw signals taken so far (one per frame the window drew).
+        var signals = 0
+        /// Steps the camera until the window has drawn a frame of `size` and nothing it was given
+        /// is still waiting to be drawn (so the screenshot shows that frame); returns its number.
         func drawnFrame(of size: CaptureDevice.Dimensions) throws -> UInt64 {
             for _ in 0..<30 {
                 rig.step(clock, by: .fps(60))
                 #expect(layer.output.waitUntilDelivered(timeout: 10))
                 copyQueue.sync {}  // the copy presenter's hand-off, queued before this, is done
-                guard window.frameDrawn.wait(timeout: .now() + 10) == .success else { continue }
+                while true {
+                    let counts = window.statistics
+                    if signals >= counts.presented && counts.received == counts.presented + counts.replaced { break }
+                    guard window.frameDrawn.wait(timeout: .now() + 10) == .success else { break }
+                    signals += 1
+                }
                 if let drawn = window.lastDrawn, drawn.width == size.width, drawn.height == size.height,
                     copies.copy(drawn.sequenceNumber) != nil
                 {
