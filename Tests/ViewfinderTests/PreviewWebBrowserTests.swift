@@ -102,7 +102,7 @@ struct PreviewWebBrowserTests {
             try await show(sequence, on: server, in: browser, width: 320, height: 240)
             try await browser.waitUntil("window.viewfinderPreview.paintReports === \(sequence)", describe: Self.state)
         }
-        #expect(PreviewWebTestSupport.wait { reports.withLock { $0.count } == 6 })
+        #expect(PreviewWebTestSupport.wait(server) { reports.withLock { $0.count } == 6 })
         let after = Date().timeIntervalSince1970 * 1000
         let received = reports.withLock { $0 }
         #expect(received.map(\.sequenceNumber) == Array(1...6))
@@ -163,7 +163,7 @@ struct PreviewWebBrowserTests {
             copy.id = 'copy';
             document.body.appendChild(copy);
             """, [server.streamURL.absoluteString])
-        #expect(PreviewWebTestSupport.wait { server.statistics.viewers.contains { $0.kind == .multipart } })
+        #expect(PreviewWebTestSupport.wait(server) { server.statistics.viewers.contains { $0.kind == .multipart } })
         for sequence: UInt64 in 21...23 {
             let jpeg = try PreviewWebTestSupport.patternJPEG(sequence, width: 320, height: 240)
             PreviewWebTestSupport.publish(server, jpeg, sequence: sequence, width: 320, height: 240)
@@ -218,6 +218,6 @@ struct PreviewWebBrowserTests {
         #expect(viewers.count == 8)
         #expect(viewers.allSatisfy { $0.framesSent + $0.framesReplaced == 4 && $0.framesSent >= 1 })
         try await browser.closeOtherTabs()
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 0 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 0 })
     }
 }

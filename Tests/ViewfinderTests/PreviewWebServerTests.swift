@@ -124,7 +124,7 @@ struct PreviewWebServerTests {
         #expect(head.status == 200)
         let type = try #require(head.headers["content-type"])
         #expect(type == "multipart/x-mixed-replace; boundary=viewfinder-frame")
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 1 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 1 })
         // The stream opens with the first boundary and part headers; each JPEG is followed at
         // once by the next boundary and part headers.
         #expect(try socket.readHead() == "--viewfinder-frame\r\nContent-Type: image/jpeg")
@@ -141,7 +141,7 @@ struct PreviewWebServerTests {
         socket.close()
         var sequence: UInt64 = 105
         #expect(
-            PreviewWebTestSupport.wait {
+            PreviewWebTestSupport.wait(server) {
                 PreviewWebTestSupport.publish(server, [0xFF, 0xD8, 0xFF, 0xD9], sequence: sequence)
                 sequence += 1
                 return server.viewerCount == 0
@@ -202,9 +202,9 @@ struct PreviewWebServerTests {
         #expect(try stream.get("/stream.mjpg?token=\(server.token)").status == 200)
         let page = try RawSocket(port: server.port, timeout: 10)
         #expect(try page.upgrade("/ws?token=\(server.token)", origin: nil).status == 101)
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 2 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 2 })
         // libwebsockets ends an HTTP response after 5 s unless the server says it lasts.
-        #expect(!PreviewWebTestSupport.wait(timeout: 6) { server.viewerCount < 2 })
+        #expect(!PreviewWebTestSupport.wait(server, timeout: 6) { server.viewerCount < 2 })
         PreviewWebTestSupport.publish(server, [0xFF, 0xD8, 0xFF, 0xD9], sequence: 9)
         #expect(try stream.readHead() == "--viewfinder-frame\r\nContent-Type: image/jpeg")
         #expect(try stream.read(until: Array("\r\n--viewfinder-frame\r\n".utf8)) == [0xFF, 0xD8, 0xFF, 0xD9])
@@ -254,7 +254,7 @@ struct PreviewWebServerTests {
         #expect(try stalled.get("/stream.mjpg?token=\(server.token)").status == 200)
         let reader = try RawSocket(port: server.port)
         #expect(try reader.upgrade("/ws?token=\(server.token)", origin: nil).status == 101)
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 2 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 2 })
         let frames = 150
         let payload = [UInt8](repeating: 0xA5, count: 256 * 1024)
         for sequence in 1...UInt64(frames) {
@@ -273,7 +273,7 @@ struct PreviewWebServerTests {
         #expect(slow.framesSent + slow.framesReplaced <= frames)
         #expect(server.viewerCount == 2)
         stalled.close()
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 1 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 1 })
     }
 
     @Test("queueLimitPerViewer frames wait at most; beyond it the newest replaces the oldest")
@@ -282,7 +282,7 @@ struct PreviewWebServerTests {
         defer { server.stop() }
         let reader = try RawSocket(port: server.port)
         #expect(try reader.upgrade("/ws?token=\(server.token)", origin: nil).status == 101)
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 1 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 1 })
         // A burst faster than anything is sent: whatever arrives is in order and ends with the last.
         let payload = [UInt8](repeating: 0x5A, count: 512 * 1024)
         for sequence in 1...UInt64(40) { PreviewWebTestSupport.publish(server, payload, sequence: sequence) }
@@ -347,7 +347,7 @@ struct PreviewWebServerTests {
         // Not JSON: the connection is closed.
         try page.sendText("hello")
         #expect(page.readsEndOfStream())
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 0 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 0 })
     }
 
     @Test("beyond maxViewers, viewers are answered 503 and counted")
@@ -358,12 +358,12 @@ struct PreviewWebServerTests {
         #expect(try first.upgrade("/ws?token=\(server.token)", origin: nil).status == 101)
         let second = try RawSocket(port: server.port)
         #expect(try second.get("/stream.mjpg?token=\(server.token)").status == 200)
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 2 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 2 })
         #expect(try RawSocket(port: server.port).upgrade("/ws?token=\(server.token)", origin: nil).status == 503)
         #expect(try RawSocket(port: server.port).get("/stream.mjpg?token=\(server.token)").status == 503)
         #expect(server.statistics.refusedForCapacity == 2)
         first.close()
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 1 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 1 })
         #expect(try RawSocket(port: server.port).upgrade("/ws?token=\(server.token)", origin: nil).status == 101)
     }
 
@@ -372,7 +372,7 @@ struct PreviewWebServerTests {
         let server = try PreviewWebServer()
         let viewer = try RawSocket(port: server.port)
         #expect(try viewer.upgrade("/ws?token=\(server.token)", origin: nil).status == 101)
-        #expect(PreviewWebTestSupport.wait { server.viewerCount == 1 })
+        #expect(PreviewWebTestSupport.wait(server) { server.viewerCount == 1 })
         server.stop()
         #expect(viewer.readsEndOfStream())
         #expect(server.viewerCount == 0)

@@ -281,13 +281,9 @@ enum PreviewWebTestSupport {
         }
     }
 
-    /// Polls `condition` every 5 ms until it holds or `timeout` passes; returns whether it held.
-    static func wait(timeout: Double = 5, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(5000)
-        }
-        return condition()
+    /// Waits until `condition` on `server`'s state holds, woken each time its service thread has
+    /// handled an event; `false` after `timeout` seconds.
+    static func wait(_ server: PreviewWebServer, timeout: Double = 5, _ condition: () -> Bool) -> Bool {
+        server.waitUntil(timeout: timeout, condition)
     }
 }

@@ -239,6 +239,18 @@ final class PreviewWebServer: Sendable {
     /// The counts so far.
     var statistics: Statistics { core.shared.withLock { $0.statistics() } }
 
+    /// Waits until `condition` holds, re-checking it each time the service thread has handled
+    /// an event, for at most `timeout` seconds. Returns whether it held.
+    func waitUntil(timeout: Double, _ condition: () -> Bool) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        core.eventHandled.lock()
+        defer { core.eventHandled.unlock() }
+        while !condition() {
+            if !core.eventHandled.wait(until: deadline) { return condition() }
+        }
+        return true
+    }
+
     /// Closes every connection and the listening socket, and waits until the service thread
     /// has ended (unless called on it). Later calls return at once.
     func stop() {

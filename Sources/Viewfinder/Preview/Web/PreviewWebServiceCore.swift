@@ -85,7 +85,11 @@ struct PreviewWebSharedState {
 let previewWebHandler: vf_ws_handler = { context, connection, event, data, length in
     guard let context else { return 0 }
     let core = Unmanaged<PreviewWebServiceCore>.fromOpaque(context).takeUnretainedValue()
-    return core.handle(connection, event: event, data: data, length: length)
+    let result = core.handle(connection, event: event, data: data, length: length)
+    core.eventHandled.lock()  // under the lock: a waiter between its check and its wait still hears it
+    core.eventHandled.broadcast()
+    core.eventHandled.unlock()
+    return result
 }
 
 /// The server's state on its service thread, and the publisher's entry points into the shared
@@ -109,6 +113,10 @@ final class PreviewWebServiceCore: @unchecked Sendable {
     }
 
     let shared: Mutex<PreviewWebSharedState>
+    /// Broadcast after the service thread handled each libwebsockets event (a viewer joined or
+    /// left, a frame was written, a click or paint report arrived), for waiters on what the
+    /// server's state shows (``PreviewWebServer/waitUntil(timeout:_:)``).
+    let eventHandled = NSCondition()
     let authority: String
     private let configuration: PreviewWebServer.Configuration
     private let tokenBytes: [UInt8]
