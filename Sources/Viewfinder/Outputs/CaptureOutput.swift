@@ -96,11 +96,13 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
 
     /// The session stopped running — ``CaptureSession/stopRunning()``, or because of `failure` —
     /// after every stream stopped (not called for the restarts of a commit).
-    func sessionDidStopRunning(failure: CaptureError?) {}
+    func sessionDidStopRunning(failure: CaptureError?) { driver?.sessionDidStopRunning(failure: failure) }
 
     /// A device of the session was lost mid-run (unplugged): its stream has stopped and the session
     /// is interrupted. Called on every output of the session, fed by that device or not.
-    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {}
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {
+        driver?.sessionWasInterrupted(lostDevice: lostDevice, error: error)
+    }
 
     // MARK: Settings
 
