@@ -64,6 +64,15 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
         driver = core
     }
 
+    /// Makes `video` answer this output's video hooks and `audio` its audio hooks (an output fed
+    /// by a camera and a microphone: ``MediaRoutedDriver``). Called once, from the output's `init`.
+    func adopt<Video: OutputBody, Audio: OutputBody>(_ video: EngineOutputCore<Video>, _ audio: EngineOutputCore<Audio>)
+    {
+        video.attach(to: self)
+        audio.attach(to: self)
+        driver = MediaRoutedDriver(video: video, audio: audio)
+    }
+
     /// The media types the output takes; the session connects it to the first input port of each.
     var acceptedMediaTypes: [MediaType] { driver?.acceptedMediaTypes ?? [] }
 

@@ -300,6 +300,70 @@ protocol OutputDriver: AnyObject, Sendable {
     func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError)
 }
 
+/// Drives an output fed by a camera and a microphone through one core per media (the movie file
+/// output: its video and its audio each have an engine), routing each hook by media type: a
+/// negotiated audio format goes to the audio core's stream, any other to the video core's.
+final class MediaRoutedDriver: OutputDriver {
+    let video: any OutputDriver
+    let audio: any OutputDriver
+
+    init(video: any OutputDriver, audio: any OutputDriver) {
+        self.video = video
+        self.audio = audio
+    }
+
+    var acceptedMediaTypes: [MediaType] { video.acceptedMediaTypes + audio.acceptedMediaTypes }
+
+    func makeRequest() -> OutputRequest {
+        var request = video.makeRequest()
+        let videoStream = request.prepare
+        let audioStream = audio.makeRequest().prepare
+        request.prepare = { format, frameDuration throws(CaptureError) in
+            try format.audioFormat == nil ? videoStream(format, frameDuration) : audioStream(format, frameDuration)
+        }
+        return request
+    }
+
+    func sessionWillStartRunning() {
+        video.sessionWillStartRunning()
+        audio.sessionWillStartRunning()
+    }
+
+    func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        switch connection.mediaType {
+        case .video: video.receive(sample, from: connection)
+        case .audio: audio.receive(sample, from: connection)
+        default: break
+        }
+    }
+
+    func streamDidStop(mediaType: MediaType) {
+        if mediaType == .audio {
+            audio.streamDidStop(mediaType: mediaType)
+        } else {
+            video.streamDidStop(mediaType: mediaType)
+        }
+    }
+
+    func sessionDidStopRunning(failure: CaptureError?) {
+        video.sessionDidStopRunning(failure: failure)
+        audio.sessionDidStopRunning(failure: failure)
+    }
+
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {
+        video.sessionWasInterrupted(lostDevice: lostDevice, error: error)
+        audio.sessionWasInterrupted(lostDevice: lostDevice, error: error)
+    }
+}
+
+/// Lets a body reach the output it works for: a body is made before its output exists, so the
+/// output sets ``owner`` once, at the end of its `init`, before any stream.
+// unchecked: `owner` is written once, before the output is shared, and only read afterwards.
+final class OutputLink<Owner: AnyObject>: @unchecked Sendable {
+    /// The output, while it is alive.
+    weak var owner: Owner?
+}
+
 /// An output's stream, built for a negotiated format without changing the output (so a
 /// configuration that cannot run is refused before anything stops), installed later.
 struct PreparedStream: Sendable {
