@@ -24,7 +24,6 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     private struct Settings {
         var fragmentInterval = MediaTime(value: 10, timescale: 1)
         var metadata: [String: String] = [:]
-        var perConnection: [ObjectIdentifier: MovieOutputSettings] = [:]
         var failAfterBytes: Int64?
     }
     private let settings = Mutex(Settings())
@@ -78,7 +77,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
 
     /// The encoding of `connection`'s video (defaults until set).
     public func outputSettings(for connection: CaptureConnection) -> MovieOutputSettings {
-        settings.withLock { $0.perConnection[ObjectIdentifier(connection)] } ?? MovieOutputSettings()
+        videoCore.currentSettings.perConnection[ObjectIdentifier(connection)] ?? MovieOutputSettings()
     }
 
     /// Sets how `connection`'s video is encoded; `nil` restores the defaults. Applies from the next
@@ -102,16 +101,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
                 )
             }
         }
-        let key = ObjectIdentifier(connection)
-        let previous = settings.withLock { settings in
-            defer { settings.perConnection[key] = outputSettings }
-            return settings.perConnection[key]
-        }
-        do {
-            try requestDidChange()
-        } catch {
-            settings.withLock { $0.perConnection[key] = previous }
-            throw error
+        try videoCore.applyChange { settings, _ in settings.perConnection[ObjectIdentifier(connection)] = outputSettings
         }
     }
 
@@ -122,12 +112,6 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     }
 
     // MARK: Writer
-
-    override func makeRequest() -> OutputRequest {
-        let chosen = connection(with: .video).map { outputSettings(for: $0) } ?? MovieOutputSettings()
-        // Passthrough asks for Motion-JPEG natively (zero copy); encoders take NV12 without a copy.
-        return makeFileRequest(pixelFormat: chosen.codec == .jpeg ? .mjpeg : .nv12VideoRange, settings: chosen)
-    }
 
     override func makeWriterOptions() -> MovieWriterOptions {
         var options = MovieWriterOptions()
