@@ -33,6 +33,8 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     static let photoPixelFormats: [PixelFormat] = [.bgra, .nv12VideoRange, .nv12FullRange]
 
     let pipeline = PhotoCapturePipeline(label: "photo-output")
+    /// Key-value observers and the porting surface's settings (`Porting/KeyValueObserving+Capture.swift`).
+    let porting = PortingState(PhotoOutputExtras())
 
     /// A photo output.
     public override init() {
