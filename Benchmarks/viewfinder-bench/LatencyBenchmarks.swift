@@ -285,11 +285,12 @@ enum LatencyBenchmarks {
             _ contender: Contender, _ size: CaptureDevice.Dimensions, _ browser: LatencyBrowser, preRoll: Double,
             window: Double
         ) throws -> Run {
-            let format = CaptureDevice.Format(
+            let cameraFormat = CaptureDevice.Format(
                 pixelFormat: .bgra, width: size.width, height: size.height,
                 frameRateRanges: [FrameRateRange(framesPerSecond: Int32(rate))])
             let camera = VirtualCamera(
-                configuration: .init(name: "Latency Camera", clock: HostClock(), isPaced: true, formats: [format]))
+                configuration: .init(name: "Latency Camera", clock: HostClock(), isPaced: true, formats: [cameraFormat])
+            )
             let session = CaptureSession(notificationCenter: NotificationCenter())
             let stamps = Stamps()
             let output = CaptureVideoDataOutput()
@@ -314,7 +315,8 @@ enum LatencyBenchmarks {
                 if case .stream = contender {
                     url = page.streamURL
                 } else {
-                    url = page.url
+                    // measure=1: the page keeps its stages (`timeline`) for the breakdown.
+                    url = URL(string: page.url.absoluteString + "&measure=1")!
                     selector = "#picture"
                 }
             case .peer(let kind):
@@ -365,11 +367,13 @@ enum LatencyBenchmarks {
             let cpu0 = Measure.cpuSeconds() + (peer?.cpuSeconds ?? 0)
             let wall0 = Measure.now()
             let replaced0 = peer?.replaced ?? 0
+            let browser0 = browser.cpuSeconds
             usleep(UInt32(window * 1e6))
             let last = stamps.newest.load(ordering: .acquiring)
             let cpu1 = Measure.cpuSeconds() + (peer?.cpuSeconds ?? 0)
             let wall1 = Measure.now()
             let replaced = (peer?.replaced ?? 0) - replaced0
+            let browserCPU = browser.cpuSeconds - browser0
             // Frames of the window still on their way get time to be painted.
             usleep(400_000)
             let clock = realtimeOffset()
@@ -378,12 +382,15 @@ enum LatencyBenchmarks {
             var skew = 0.0
             var undecodable = 0
             var inWindow = 0
+            var polls: [Int] = []
+            var stages: [[Double]] = Array(repeating: [], count: 5)
+            var agreeing = 0
             for sequence in first...max(first, last) where stamps.stamp(sequence) != nil { inWindow += 1 }
             for index in 0..<viewers {
                 try browser.select(index)
                 let reply =
                     try browser.run(
-                        "const s = window.viewfinderLatency; const skews = []; for (let i = 0; i < 20; i++) skews.push(Date.now() - (performance.timeOrigin + performance.now())); return { reports: s.reports, polls: s.polls, error: s.error || null, skews };"
+                        "const s = window.viewfinderLatency; const skews = []; for (let i = 0; i < 20; i++) skews.push(Date.now() - (performance.timeOrigin + performance.now())); const p = window.viewfinderPreview; return { reports: s.reports, polls: s.polls, error: s.error || null, skews, timeline: p ? p.timeline : [] };"
                     ) as? [String: Any]
                 let reports = reply?["reports"] as? [[NSNumber]] ?? []
                 let skews = (reply?["skews"] as? [NSNumber] ?? []).map(\.doubleValue)
@@ -401,13 +408,33 @@ enum LatencyBenchmarks {
                     latencies.append((paintedAt - captured) * 1000)
                 }
                 painted += seen.count
+                polls.append((reply?["polls"] as? NSNumber)?.intValue ?? 0)
+                // The page's own stages (its header's sequence number), for frames the probe saw.
+                for entry in reply?["timeline"] as? [[NSNumber]] ?? [] where entry.count == 6 {
+                    let sequence = entry[0].intValue
+                    guard seen.contains(sequence), let captured = stamps.stamp(sequence) else { continue }
+                    agreeing += 1
+                    let times = entry.dropFirst().map { $0.doubleValue / 1000 - clock.offset }
+                    let points = [captured] + times
+                    for stage in 0..<5 where points[stage].isFinite && points[stage + 1].isFinite {
+                        stages[stage].append((points[stage + 1] - points[stage]) * 1000)
+                    }
+                }
             }
             for index in 0..<viewers {
                 try browser.select(index)
                 try browser.open(URL(string: "about:blank")!)
             }
             try browser.select(0)
-            var detail = "undecodable reports \(undecodable)"
+            var detail =
+                "Chromium CPU/wall \(format(browserCPU / (wall1 - wall0), 2)), undecodable reports \(undecodable), animation frames per window \(polls.min() ?? 0)–\(polls.max() ?? 0)"
+            if case .page = contender {
+                let names = ["capture→publish", "publish→receive", "receive→decoded", "decoded→drawn", "drawn→paint"]
+                detail +=
+                    ", page stages (median ms) "
+                    + zip(names, stages).map { "\($0) \(format(Measure.median($1)))" }.joined(
+                        separator: ", ") + " over the \(agreeing) painted frames the page's own report names too"
+            }
             if let peer { detail += ", replaced before \(peer.kind.rawValue) took them \(replaced)" }
             if let presenter {
                 detail += ", presenter \(presenter.statistics)"

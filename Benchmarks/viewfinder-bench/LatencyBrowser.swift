@@ -100,6 +100,19 @@ final class LatencyBrowser {
         try? FileManager.default.removeItem(at: profile)
     }
 
+    /// CPU seconds used so far by the Chromium processes of this browser (found by the profile
+    /// directory on their command line; processes that already exited are not counted).
+    var cpuSeconds: Double {
+        let marker = Array("--user-data-dir=\(profile.path)".utf8)
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).reduce(0) { total, pid in
+            guard let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+                Array(line).firstRange(of: marker) != nil
+            else { return total }
+            return total + LatencyPeer.cpuSeconds(of: pid)
+        }
+    }
+
     /// Opens windows until there are `count`; the first stays current.
     func ensureWindows(_ count: Int) throws {
         while windows.count < count {
