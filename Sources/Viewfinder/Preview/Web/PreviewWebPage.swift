@@ -86,6 +86,8 @@ enum PreviewWebPage {
             socket.onmessage = (event) => {
               if (typeof event.data === 'string') { receiveText(event.data); return; }
               state.received += 1;
+              // Taken off the socket: the server keeps at most two frames in flight to a page that acknowledges.
+              socket.send('{"type":"ack"}');
               if (waiting !== null) state.replaced += 1;
               waiting = event.data;
               if (measure) waitingReceived = clock();
