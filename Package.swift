@@ -130,6 +130,13 @@ let package = Package(
             ],
             path: "Benchmarks/viewfinder-bench"
         ),
+        // Test helper: a PipeWire test camera node, and a second Viewfinder process capturing
+        // from one (the PipeWire backend's tests).
+        .executableTarget(
+            name: "viewfinder-pipewire-probe",
+            dependencies: ["Viewfinder", "ViewfinderSimulator"],
+            path: "Tests/viewfinder-pipewire-probe"
+        ),
         // Test helper: records until killed (the crash-safety test SIGKILLs it).
         .executableTarget(
             name: "viewfinder-record-probe",

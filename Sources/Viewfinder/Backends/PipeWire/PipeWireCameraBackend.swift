@@ -129,7 +129,9 @@ final class PipeWireFrameSlots: PixelMemoryOwner {
         spares = SpareObjects(limit: count)
     }
 
-    deinit { memory.forEach { $0.deallocate() } }
+    deinit {
+        for slot in memory { slot.deallocate() }
+    }
 
     /// A free slot's memory, or `nil` when users hold every slot.
     func take() -> (slot: Int, memory: UnsafeMutableRawPointer)? {

@@ -182,7 +182,7 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
             }
             return (state.connection, Array(state.present.values.map(\.backend)), state.handler)
         }
-        gone.forEach { $0.disappeared() }
+        for backend in gone { backend.disappeared() }
         if !gone.isEmpty { handler?(DeviceChanges(disconnected: gone)) }
         connection?.close()
     }

@@ -9,7 +9,7 @@ import CPipeWire
 /// MJPEG as ``PixelFormat/mjpeg``. RGBx, which no Viewfinder pixel format holds, is left out.
 ///
 /// Thread safety: a stateless namespace.
-enum PipeWireFormat {
+package enum PipeWireFormat {
     /// The pixel format `format` arrives in, or `nil` for layouts Viewfinder has no format for.
     static func pixelFormat(of format: vf_pw_format) -> PixelFormat? {
         if format.codec == UInt32(VF_PW_CODEC_MJPEG) { return .mjpeg }
@@ -57,6 +57,27 @@ enum PipeWireFormat {
             pixelFormat: pixelFormat, width: Int(format.width), height: Int(format.height), frameRateRanges: valid)
         result.backendCode = format.codec << 8 | format.video_format
         return result
+    }
+
+    /// A format to publish (a producer's node) or to ask a node for: `pixelFormat` (BGRA is
+    /// published as BGRx) at one size and frames `frameDuration` apart.
+    package static func published(
+        _ pixelFormat: PixelFormat, width: Int, height: Int, frameDuration: MediaTime
+    ) -> CaptureDevice.Format {
+        var format = CaptureDevice.Format(
+            pixelFormat: pixelFormat, width: width, height: height,
+            frameRateRanges: [FrameRateRange(frameDuration: frameDuration)])
+        let layout: Int =
+            switch pixelFormat {
+            case .yuyv: VF_PW_FORMAT_YUY2
+            case .nv12VideoRange, .nv12FullRange: VF_PW_FORMAT_NV12
+            case .i420: VF_PW_FORMAT_I420
+            case .bgra: VF_PW_FORMAT_BGRX
+            default: VF_PW_FORMAT_UNKNOWN
+            }
+        let codec = pixelFormat == .mjpeg ? UInt32(VF_PW_CODEC_MJPEG) : UInt32(VF_PW_CODEC_RAW)
+        format.backendCode = codec << 8 | UInt32(layout)
+        return format
     }
 
     /// The shim's request for streaming `format` at frames `frameDuration` apart.
