@@ -207,7 +207,6 @@ struct vf_pw_connection {
     vf_pw_global_removed_fn removed;
     vf_pw_connection_error_fn failed;
     void *user;
-    int pending_sync;
     int synced_seq;
     int error;
 };
@@ -223,8 +222,10 @@ static void on_core_done(void *data, uint32_t id, int seq) {
 static void on_core_error(void *data, uint32_t id, int seq, int res, const char *message) {
     struct vf_pw_connection *c = data;
     (void)seq;
-    if (id == PW_ID_CORE) {
-        c->error = res < 0 ? res : -EPIPE;
+    // Only a broken connection is fatal; other errors the daemon reports on the core (a link
+    // that could not be made, say) reach the stream or node they concern through its own events.
+    if (id == PW_ID_CORE && res == -EPIPE) {
+        c->error = res;
         if (c->failed) c->failed(c->user, c->error, message);
         pw_thread_loop_signal(c->loop, false);
     }
@@ -311,7 +312,9 @@ static int vf_pw_sync_locked(struct vf_pw_connection *c, int timeout_ms) {
     int seq = pw_core_sync(c->core, PW_ID_CORE, 0);
     struct timespec deadline;
     pw_thread_loop_get_time(c->loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
-    while (c->synced_seq != seq && !c->error) {
+    // Several threads may wait at once: each waits until the answer to its own round trip (or a
+    // later one, as the daemon answers in order) has come.
+    while ((int32_t)((uint32_t)c->synced_seq - (uint32_t)seq) < 0 && !c->error) {
         if (pw_thread_loop_timed_wait_full(c->loop, &deadline) != 0) return -ETIMEDOUT;
     }
     return c->error ? c->error : 0;

@@ -66,7 +66,17 @@ case "produce":
     }
 case "capture":
     guard arguments.count == 4, let count = Int(arguments[3]) else { fail("usage: capture ID COUNT") }
-    guard let device = CaptureDevice.devices(for: .video).first(where: { $0.uniqueID.contains(arguments[2]) }) else {
+    // The node may still be on its way through the registry: look again as cameras connect.
+    let connected = DispatchSemaphore(value: 0)
+    let observer = NotificationCenter.default.addObserver(
+        forName: CaptureDevice.wasConnectedNotification, object: nil, queue: nil
+    ) { _ in connected.signal() }
+    var found = CaptureDevice.devices(for: .video).first { $0.uniqueID.contains(arguments[2]) }
+    while found == nil, connected.wait(timeout: .now() + 10) == .success {
+        found = CaptureDevice.devices(for: .video).first { $0.uniqueID.contains(arguments[2]) }
+    }
+    NotificationCenter.default.removeObserver(observer)
+    guard let device = found else {
         fail(
             "no PipeWire camera matching '\(arguments[2])' among \(CaptureDevice.devices(for: .video).map(\.uniqueID))")
     }

@@ -184,7 +184,9 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
         }
         for backend in gone { backend.disappeared() }
         if !gone.isEmpty { handler?(DeviceChanges(disconnected: gone)) }
-        connection?.close()
+        // Streams still running on it keep it (they stop on their own); it closes with the last
+        // reference, never under a thread that is using it.
+        _ = connection
     }
 }
 
