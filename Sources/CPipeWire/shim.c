@@ -417,6 +417,54 @@ int vf_pw_node_describe(
     return d.count;
 }
 
+// MARK: - Streams (capture and producer alike)
+
+/// Connects `stream` offering or asking for exactly `format`. On failure the stream is destroyed
+/// (its listener removed first) and the negative errno returned.
+static int vf_pw_connect_stream(
+    struct pw_stream *stream, struct spa_hook *listener, enum pw_direction direction, enum pw_stream_flags flags,
+    const vf_pw_format *format) {
+    uint8_t buffer[1024];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    const struct spa_pod *params[1] = {vf_pw_build_format(&b, format)};
+    int res = pw_stream_connect(stream, direction, PW_ID_ANY, flags | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
+    if (res < 0) {
+        spa_hook_remove(listener);
+        pw_stream_destroy(stream);
+    }
+    return res;
+}
+
+/// Once a format is fixed: 2-16 buffers (8 preferred) of one block in memory of `data_types`
+/// (a producer also gives their `size` and `stride`; 0 leaves them to the other side), and the
+/// header meta (pts, sequence).
+static void vf_pw_update_buffer_params(struct pw_stream *stream, uint32_t size, int32_t stride, int data_types) {
+    uint8_t buffer[1024];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    struct spa_pod_frame f;
+    const struct spa_pod *params[2];
+    spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers);
+    spa_pod_builder_add(
+        &b, SPA_PARAM_BUFFERS_buffers, SPA_POD_CHOICE_RANGE_Int(8, 2, 16), SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(1),
+        SPA_PARAM_BUFFERS_dataType, SPA_POD_CHOICE_FLAGS_Int(data_types), 0);
+    if (size > 0) {
+        spa_pod_builder_add(
+            &b, SPA_PARAM_BUFFERS_size, SPA_POD_Int(size), SPA_PARAM_BUFFERS_stride, SPA_POD_Int(stride), 0);
+    }
+    params[0] = spa_pod_builder_pop(&b, &f);
+    params[1] = spa_pod_builder_add_object(
+        &b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta, SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
+        SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
+    pw_stream_update_params(stream, params, 2);
+}
+
+/// Disconnects and destroys `stream` (with the loop locked).
+static void vf_pw_destroy_stream(struct pw_stream *stream, struct spa_hook *listener) {
+    spa_hook_remove(listener);
+    pw_stream_disconnect(stream);
+    pw_stream_destroy(stream);
+}
+
 // MARK: - Capture stream
 
 struct vf_pw_stream {
@@ -448,17 +496,8 @@ static void on_capture_state(void *data, enum pw_stream_state old, enum pw_strea
 static void on_capture_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
     struct vf_pw_stream *s = data;
     if (id != SPA_PARAM_Format || param == NULL) return;
-    uint8_t buffer[1024];
-    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
-    const struct spa_pod *params[2];
-    params[0] = spa_pod_builder_add_object(
-        &b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers, SPA_PARAM_BUFFERS_buffers,
-        SPA_POD_CHOICE_RANGE_Int(8, 2, 16), SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(1), SPA_PARAM_BUFFERS_dataType,
-        SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemPtr) | (1 << SPA_DATA_MemFd) | (1 << SPA_DATA_DmaBuf)));
-    params[1] = spa_pod_builder_add_object(
-        &b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta, SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
-        SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
-    pw_stream_update_params(s->stream, params, 2);
+    vf_pw_update_buffer_params(
+        s->stream, 0, 0, (1 << SPA_DATA_MemPtr) | (1 << SPA_DATA_MemFd) | (1 << SPA_DATA_DmaBuf));
 }
 
 static void on_capture_process(void *data) {
@@ -522,14 +561,8 @@ vf_pw_stream *vf_pw_stream_open(
         return NULL;
     }
     pw_stream_add_listener(s->stream, &s->listener, &vf_capture_events, s);
-    uint8_t buffer[1024];
-    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
-    const struct spa_pod *params[1] = {vf_pw_build_format(&b, format)};
-    int res = pw_stream_connect(
-        s->stream, PW_DIRECTION_INPUT, PW_ID_ANY, PW_STREAM_FLAG_AUTOCONNECT | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
+    int res = vf_pw_connect_stream(s->stream, &s->listener, PW_DIRECTION_INPUT, PW_STREAM_FLAG_AUTOCONNECT, format);
     if (res < 0) {
-        spa_hook_remove(&s->listener);
-        pw_stream_destroy(s->stream);
         pw_thread_loop_unlock(c->loop);
         vf_pw_set_error(error, error_size, "cannot connect a PipeWire stream: %s", spa_strerror(res));
         free(s);
@@ -542,9 +575,7 @@ vf_pw_stream *vf_pw_stream_open(
 void vf_pw_stream_close(vf_pw_stream *s) {
     if (!s) return;
     pw_thread_loop_lock(s->c->loop);
-    spa_hook_remove(&s->listener);
-    pw_stream_disconnect(s->stream);
-    pw_stream_destroy(s->stream);
+    vf_pw_destroy_stream(s->stream, &s->listener);
     pw_thread_loop_unlock(s->c->loop);
     free(s);
 }
@@ -639,18 +670,7 @@ static void on_producer_state(void *data, enum pw_stream_state old, enum pw_stre
 static void on_producer_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
     struct vf_pw_producer *p = data;
     if (id != SPA_PARAM_Format || param == NULL) return;
-    uint8_t buffer[1024];
-    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
-    const struct spa_pod *params[2];
-    params[0] = spa_pod_builder_add_object(
-        &b, SPA_TYPE_OBJECT_ParamBuffers, SPA_PARAM_Buffers, SPA_PARAM_BUFFERS_buffers,
-        SPA_POD_CHOICE_RANGE_Int(8, 2, 16), SPA_PARAM_BUFFERS_blocks, SPA_POD_Int(1), SPA_PARAM_BUFFERS_size,
-        SPA_POD_Int(p->frame_size), SPA_PARAM_BUFFERS_stride, SPA_POD_Int(p->stride), SPA_PARAM_BUFFERS_dataType,
-        SPA_POD_CHOICE_FLAGS_Int((1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr)));
-    params[1] = spa_pod_builder_add_object(
-        &b, SPA_TYPE_OBJECT_ParamMeta, SPA_PARAM_Meta, SPA_PARAM_META_type, SPA_POD_Id(SPA_META_Header),
-        SPA_PARAM_META_size, SPA_POD_Int(sizeof(struct spa_meta_header)));
-    pw_stream_update_params(p->stream, params, 2);
+    vf_pw_update_buffer_params(p->stream, p->frame_size, p->stride, (1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr));
 }
 
 static const struct pw_stream_events vf_producer_events = {
@@ -684,15 +704,9 @@ vf_pw_producer *vf_pw_producer_open(
     }
     if (paced) p->timer = pw_loop_add_timer(pw_thread_loop_get_loop(c->loop), on_producer_timer, p);
     pw_stream_add_listener(p->stream, &p->listener, &vf_producer_events, p);
-    uint8_t buffer[1024];
-    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
-    const struct spa_pod *params[1] = {vf_pw_build_format(&b, format)};
-    int res = pw_stream_connect(
-        p->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY, PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_MAP_BUFFERS, params, 1);
+    int res = vf_pw_connect_stream(p->stream, &p->listener, PW_DIRECTION_OUTPUT, PW_STREAM_FLAG_DRIVER, format);
     if (res < 0) {
         if (p->timer) pw_loop_destroy_source(pw_thread_loop_get_loop(c->loop), p->timer);
-        spa_hook_remove(&p->listener);
-        pw_stream_destroy(p->stream);
         pw_thread_loop_unlock(c->loop);
         vf_pw_set_error(error, error_size, "cannot publish a PipeWire node: %s", spa_strerror(res));
         free(p);
@@ -721,9 +735,7 @@ void vf_pw_producer_close(vf_pw_producer *p) {
     if (!p) return;
     pw_thread_loop_lock(p->c->loop);
     if (p->timer) pw_loop_destroy_source(pw_thread_loop_get_loop(p->c->loop), p->timer);
-    spa_hook_remove(&p->listener);
-    pw_stream_disconnect(p->stream);
-    pw_stream_destroy(p->stream);
+    vf_pw_destroy_stream(p->stream, &p->listener);
     pw_thread_loop_unlock(p->c->loop);
     free(p);
 }
