@@ -76,11 +76,21 @@ let package = Package(
             name: "CWebSockets",
             linkerSettings: [.linkedLibrary("websockets")]
         ),
+        // PipeWire (libpipewire-0.3, libspa 0.2; cameras shared between programs, the Camera
+        // portal's remote, the virtual camera output): the SPA pod builders, pw_thread_loop and
+        // pw_stream behind plain C. Debian's headers sit under /usr/include/pipewire-0.3 and
+        // spa-0.2 (pkg-config's -I flags, which SwiftPM takes only from system-library targets,
+        // with a warning about -D_REENTRANT): system/ links to them.
+        .target(
+            name: "CPipeWire",
+            cSettings: [.headerSearchPath("system"), .define("_REENTRANT")],
+            linkerSettings: [.linkedLibrary("pipewire-0.3")]
+        ),
         .target(
             name: "Viewfinder",
             dependencies: [
                 "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
-                "CThreads", "CSDL2", "CWebSockets",
+                "CThreads", "CSDL2", "CWebSockets", "CPipeWire",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
@@ -119,6 +129,13 @@ let package = Package(
                 "CV4LConvert",
             ],
             path: "Benchmarks/viewfinder-bench"
+        ),
+        // Test helper: a PipeWire test camera node, and a second Viewfinder process capturing
+        // from one (the PipeWire backend's tests).
+        .executableTarget(
+            name: "viewfinder-pipewire-probe",
+            dependencies: ["Viewfinder", "ViewfinderSimulator"],
+            path: "Tests/viewfinder-pipewire-probe"
         ),
         // Test helper: records until killed (the crash-safety test SIGKILLs it).
         .executableTarget(
