@@ -1,11 +1,13 @@
 /// The device providers every process starts with: V4L2 cameras first, then ALSA microphones,
 /// the virtual test-pattern camera and the virtual microphone last. A backend joins the library
-/// by adding its provider here; nothing in `Devices/` names a backend.
+/// by adding its provider here; nothing in `Devices/` names a backend. The Camera portal's provider
+/// joins inside a Flatpak sandbox or when `VIEWFINDER_CAMERA_PORTAL=1` asks for it.
 ///
 /// Thread safety: a stateless namespace.
 enum BuiltInProviders {
     /// A fresh list of the built-in providers, in the order the registry consults them.
     static func make() -> [any DeviceProvider] {
         [V4L2DeviceProvider(), ALSADeviceProvider(), VirtualCameraProvider(), VirtualMicrophoneProvider()]
+            + CameraPortalProvider.builtIn()
     }
 }
