@@ -86,11 +86,16 @@ let package = Package(
             cSettings: [.headerSearchPath("system"), .define("_REENTRANT")],
             linkerSettings: [.linkedLibrary("pipewire-0.3")]
         ),
+        // libdbus (Debian's libdbus-1) for the Camera portal: its headers come from pkg-config (one of
+        // them lives under the multiarch /usr/lib/<triple>/dbus-1.0/include), so a system-library
+        // module carries the flags and the CDBus shim keeps libdbus out of Swift.
+        .systemLibrary(name: "CDBusSystem", pkgConfig: "dbus-1"),
+        .target(name: "CDBus", dependencies: ["CDBusSystem"]),
         .target(
             name: "Viewfinder",
             dependencies: [
                 "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
-                "CThreads", "CSDL2", "CWebSockets", "CPipeWire",
+                "CThreads", "CSDL2", "CWebSockets", "CPipeWire", "CDBus",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it

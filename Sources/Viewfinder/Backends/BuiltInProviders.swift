@@ -2,7 +2,8 @@
 /// microphones, the virtual test-pattern camera and the virtual microphone last. Each is registered
 /// through ``DeviceRegistry/register(_:)``, the call behind the public
 /// ``CaptureDevice/registerProvider(_:)``, so a built-in backend joins the library the way any
-/// other does; nothing in `Devices/` names a backend.
+/// other does; nothing in `Devices/` names a backend. The Camera portal's provider joins inside a
+/// Flatpak sandbox or when `VIEWFINDER_CAMERA_PORTAL=1` asks for it.
 ///
 /// Thread safety: a stateless namespace.
 enum BuiltInProviders {
@@ -11,7 +12,7 @@ enum BuiltInProviders {
         [
             V4L2DeviceProvider(), PipeWireDeviceProvider.shared, ALSADeviceProvider(), VirtualCameraProvider(),
             VirtualMicrophoneProvider(),
-        ]
+        ] + CameraPortalProvider.builtIn()
     }
 
     /// Registers a fresh set of the built-in providers with `registry`.

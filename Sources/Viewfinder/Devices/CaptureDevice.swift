@@ -289,6 +289,17 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
         return waiting.compactMap(\.value)
     }
 
+    /// Moves the claim from the session with identity `session` to `heir` (another session
+    /// sharing the device's stream, when the holder leaves first); nothing if `session` does not
+    /// hold it.
+    func transferClaim(from session: ObjectIdentifier, to heir: CaptureSession) {
+        configuration.withLock { config in
+            guard config.owner == session else { return }
+            config.owner = ObjectIdentifier(heir)
+            config.ownerSession = WeakReference(heir)
+        }
+    }
+
     /// Records that `session` waits for the device (it was interrupted by another session's claim).
     func addWaiter(_ session: CaptureSession) {
         configuration.withLock { config in
