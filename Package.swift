@@ -157,7 +157,14 @@ let package = Package(
         .testTarget(
             name: "PortedSnippetsTests",
             dependencies: ["Viewfinder", "ViewfinderSimulator"],
+            exclude: ["Swift6"],
             swiftSettings: [.swiftLanguageMode(.v5)]
+        ),
+        // AVCam-style snippets that must compile in Swift 6 mode (delegates with mutable state).
+        .testTarget(
+            name: "PortedSnippetsSwift6Tests",
+            dependencies: ["Viewfinder"],
+            path: "Tests/PortedSnippetsTests/Swift6"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -80,6 +80,8 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     private let configuration: Mutex<Configuration>
     /// Settings of the porting surface that have no Linux effect (points of interest, …).
     let extras = Mutex(DeviceExtras())
+    /// Key-value observers (`Porting/KeyValueObserving+Capture.swift`).
+    let porting = PortingState(())
 
     init(backend: any DeviceBackend) {
         self.backend = backend
@@ -186,6 +188,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
                 config.minFrameDurationWasSet = false
             }
         }
+        didChangeValue(for: \.activeFormat)
     }
 
     /// Sets the time between frames. `.invalid` restores the format's default (its fastest rate).

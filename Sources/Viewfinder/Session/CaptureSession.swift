@@ -66,6 +66,8 @@ public final class CaptureSession: @unchecked Sendable {
     private let notificationCenter: NotificationCenter
     /// While interrupted: the observer waiting for the lost device to come back.
     private let reconnection = Mutex<ReconnectionObserver?>(nil)
+    /// Key-value observers and the porting surface's settings (`Porting/KeyValueObserving+Capture.swift`).
+    let porting = PortingState(SessionExtras())
 
     /// A session with no inputs and outputs and the ``Preset/high`` preset, posting to
     /// `NotificationCenter.default`.
@@ -712,6 +714,7 @@ public final class CaptureSession: @unchecked Sendable {
                 if next.name == Self.wasInterruptedNotification, let reason = next.error.map(InterruptionReason.init) {
                     userInfo?[CaptureSessionInterruptionReasonKey] = reason
                 }
+                reportKeyValueChange(for: next.name)
                 notificationCenter.post(name: next.name, object: self, userInfo: userInfo)
             }
         }
