@@ -202,8 +202,11 @@ struct AVCamSessionManagerTests {
             manager.start()
             #expect(manager.wait { $0.runningChanges == [true] })
 
-            // Another session takes the camera (iOS's rule: the last to start gets it).
+            // Another session takes the camera: at a size the running one cannot give it (the
+            // manager's .photo runs 1920x1080), the last to start gets it (iOS's rule; sessions
+            // that can run on the running format share it instead).
             let other = CaptureSession()
+            other.sessionPreset = .vga640x480
             let otherInput = try CaptureDeviceInput(device: manager.videoDeviceInput.device)
             other.addInput(otherInput)
             let otherOutput = CaptureVideoDataOutput()

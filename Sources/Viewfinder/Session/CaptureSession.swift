@@ -494,14 +494,19 @@ public final class CaptureSession: @unchecked Sendable {
     private func startStream(
         device: CaptureDevice, connections: [CaptureConnection], preset: Preset, preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
-        let outputs = DeviceStream.outputs(of: connections)
-        let requests = outputs.map { $0.makeRequest() }
-        let choice = try SharedDeviceStream.negotiate(device: device, preset: preset, requests: requests, for: self)
-        var prepared: [PreparedStream] = []
-        for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
-        return try startStream(
-            device: device, connections: connections, choice: choice, streams: prepared,
-            preempting: preempting)
+        // Negotiating and starting (or joining) as one step: two sessions resuming at once must
+        // not both negotiate before either stream is running, or the later could not join it.
+        try SharedDeviceStream.serialized { () throws(CaptureError) -> DeviceStream in
+            let outputs = DeviceStream.outputs(of: connections)
+            let requests = outputs.map { $0.makeRequest() }
+            let choice = try SharedDeviceStream.negotiate(
+                device: device, preset: preset, requests: requests, for: self)
+            var prepared: [PreparedStream] = []
+            for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
+            return try startStream(
+                device: device, connections: connections, choice: choice, streams: prepared,
+                preempting: preempting)
+        }
     }
 
     /// Claims the device, installs the outputs' contexts and starts the device's stream. A device

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 
 /// One backend stream of a device, fanned out to every session of the process that runs on it
@@ -21,6 +22,17 @@ final class SharedDeviceStream: DeviceStreamSink {
     /// The format and rate it runs at.
     let choice: FormatNegotiator.Choice
     private let subscribers = Mutex<[DeviceStream]>([])
+
+    /// Serialises negotiating and starting or joining a device's stream across sessions.
+    private static let starting = NSRecursiveLock()
+
+    /// Runs `body` (a session negotiating and starting or joining a stream) with no other
+    /// session doing the same, so a session that resumes beside another finds its stream running.
+    static func serialized<T>(_ body: () throws(CaptureError) -> T) throws(CaptureError) -> T {
+        starting.lock()
+        defer { starting.unlock() }
+        return try body()
+    }
 
     /// The running shared streams, by device.
     private static let running = Mutex<[ObjectIdentifier: SharedDeviceStream]>([:])
