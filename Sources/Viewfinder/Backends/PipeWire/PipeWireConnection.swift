@@ -142,3 +142,11 @@ extension PipeWireDeviceProvider {
         try shared.reconnect(remoteFileDescriptor: fileDescriptor)
     }
 }
+
+/// The Camera portal's granted remote reaches the PipeWire provider through
+/// ``reconnect(remoteFileDescriptor:)``: its cameras are then the ones the portal lets it see.
+extension PipeWireDeviceProvider: PipeWireRemoteReceiver {
+    package func receivePipeWireRemote(_ fd: Int32) throws(CaptureError) {
+        try reconnect(remoteFileDescriptor: fd)
+    }
+}

@@ -5,8 +5,9 @@ import Synchronization
 /// Where the Camera portal's PipeWire remote goes once access is granted: the PipeWire backend
 /// connects to it (`pw_context_connect_fd`) and lists the camera nodes it offers.
 package protocol PipeWireRemoteReceiver: Sendable {
-    /// Takes ownership of `fd`, an open PipeWire remote with the camera nodes.
-    func receivePipeWireRemote(_ fd: Int32)
+    /// Takes ownership of `fd`, an open PipeWire remote with the camera nodes; throws when it
+    /// cannot use it (the remote reaches no daemon).
+    func receivePipeWireRemote(_ fd: Int32) throws(CaptureError)
 }
 
 /// Keeps the newest remote the portal opened until a PipeWire backend takes it (the receiver a

@@ -14,9 +14,11 @@ package struct CameraPortalProvider: AccessRequestingDeviceProvider {
     }
 
     /// The provider the process starts with when ``CameraPortal/isWanted(environment:sandboxed:)``
-    /// says so (inside a Flatpak sandbox, or `VIEWFINDER_CAMERA_PORTAL=1`); none otherwise.
+    /// says so (inside a Flatpak sandbox, or `VIEWFINDER_CAMERA_PORTAL=1`); none otherwise. A
+    /// granted remote goes to the built-in PipeWire provider, which lists the portal's cameras.
     static func builtIn() -> [any DeviceProvider] {
-        CameraPortal.isWanted() ? [CameraPortalProvider(portal: CameraPortal())] : []
+        CameraPortal.isWanted()
+            ? [CameraPortalProvider(portal: CameraPortal(receiver: PipeWireDeviceProvider.shared))] : []
     }
 
     package func discoverBackends() -> [any DeviceBackend] { [] }
