@@ -7,7 +7,7 @@
 //   viewfinder-pipewire-probe capture NAME-SUBSTRING COUNT
 //       captures COUNT frames of the first PipeWire camera whose unique ID contains the substring
 //       through a Viewfinder session (BGRA), prints "seq N P" per frame (its sequence number and
-//       the number read from its pixels) and "done DELIVERED DISCONTINUITIES" at the end.
+//       the number read from its pixels) and "done DELIVERED DROPPED" at the end.
 //
 // The daemon is the one $PIPEWIRE_REMOTE names (Scripts/pipewire.sh sets it for the tests).
 import Foundation
@@ -101,7 +101,7 @@ case "capture":
     }
     session.stopRunning()
     let statistics = output.statistics
-    say("done \(statistics.delivered) \(statistics.droppedDiscontinuity)")
+    say("done \(statistics.delivered) \(statistics.dropped)")
 default:
     fail("unknown command \(arguments[1])")
 }
