@@ -7,15 +7,24 @@ import Testing
 /// Several simulated USB cameras on one simulated machine, each at its own USB port (bus, port,
 /// speed) with its own serial number, sharing one manual clock.
 struct MultiCameraRig {
-    let clock = ManualClock()
-    let bus = SimulatedV4L2Bus()
+    let clock: ManualClock
+    let bus: SimulatedV4L2Bus
     var cameras: [SimulatedUVCCamera] = []
+
+    /// A rig of cameras already plugged into `bus`.
+    init(bus: SimulatedV4L2Bus, cameras: [SimulatedUVCCamera], clock: ManualClock) {
+        self.bus = bus
+        self.cameras = cameras
+        self.clock = clock
+    }
 
     /// Plugs one C920-like camera per port; serial numbers `serials[i]` (nil: none); card names
     /// `card` plus the camera's number (`numbered`) or all the same.
     init(
         ports: [SimulatedUSBPort], serials: [String?]? = nil, card: String = "HD Pro Webcam C920", numbered: Bool = true
     ) throws {
+        clock = ManualClock()
+        bus = SimulatedV4L2Bus()
         for (index, port) in ports.enumerated() {
             let camera = try SimulatedUVCCamera(
                 configuration: .init(

@@ -14,16 +14,7 @@ extension CaptureSession {
     /// Adds `input` like ``addInputWithNoConnections(_:)``, throwing
     /// ``CaptureError/Code/cannotAddInput`` when ``canAddInput(_:)`` is false.
     public func tryAddInputWithNoConnections(_ input: CaptureInput) throws(CaptureError) {
-        // One commit: the input is never connected automatically, even for a moment.
-        beginConfiguration()
-        defer { commitConfiguration() }
-        try? mutateChecked { graph in graph.unconnected.insert(ObjectIdentifier(input)) }
-        do {
-            try tryAddInput(input)
-        } catch {
-            try? mutateChecked { graph in graph.unconnected.remove(ObjectIdentifier(input)) }
-            throw error
-        }
+        try addUnconnected(input) { () throws(CaptureError) in try tryAddInput(input) }
     }
 
     /// Adds `output` without connecting it to any input (`AVCaptureSession`'s
@@ -40,14 +31,19 @@ extension CaptureSession {
     /// Adds `output` like ``addOutputWithNoConnections(_:)``, throwing
     /// ``CaptureError/Code/cannotAddOutput`` when ``canAddOutput(_:)`` is false.
     public func tryAddOutputWithNoConnections(_ output: CaptureOutput) throws(CaptureError) {
-        // One commit: the output is never connected automatically, even for a moment.
+        try addUnconnected(output) { () throws(CaptureError) in try tryAddOutput(output) }
+    }
+
+    /// Marks `object` as connected by hand only, then adds it with `add`, in one commit: it is
+    /// never connected automatically, even for a moment.
+    private func addUnconnected(_ object: AnyObject, _ add: () throws(CaptureError) -> Void) throws(CaptureError) {
         beginConfiguration()
         defer { commitConfiguration() }
-        try? mutateChecked { graph in graph.unconnected.insert(ObjectIdentifier(output)) }
+        try? mutateChecked { graph in graph.unconnected.insert(ObjectIdentifier(object)) }
         do {
-            try tryAddOutput(output)
+            try add()
         } catch {
-            try? mutateChecked { graph in graph.unconnected.remove(ObjectIdentifier(output)) }
+            try? mutateChecked { graph in graph.unconnected.remove(ObjectIdentifier(object)) }
             throw error
         }
     }
