@@ -10,7 +10,7 @@ import Viewfinder
 /// port has the sysfs view a USB camera has (bus number, port path, speed, serial, vendor and
 /// product; `/dev/v4l/by-id` and `/dev/v4l/by-path` names), and its bus's isochronous bandwidth
 /// is shared: `VIDIOC_STREAMON` fails with `ENOSPC` when the streams on the bus would need more
-/// than it has (Viewfinder's ``USBBandwidth`` model, as a host controller refuses a reservation).
+/// than it has (Viewfinder's `USBBandwidth` model, as a host controller refuses a reservation).
 ///
 /// Thread safety: a value type.
 public struct SimulatedUSBPort: Sendable, Hashable {

@@ -29,7 +29,7 @@ import Foundation
 /// - ``systemPressureCost``: the estimated CPU share of decoding and converting every camera's
 ///   frames, over the machine's cores.
 ///
-/// Above 1, ``startRunning()`` does not start: it posts ``CaptureSession/runtimeErrorNotification``
+/// Above 1, ``CaptureSession/startRunning()`` does not start: it posts ``CaptureSession/runtimeErrorNotification``
 /// with ``CaptureError/Code/multiCamCostExceeded`` naming the camera and the cause.
 ///
 /// Thread safety: every member may be used from any thread.
