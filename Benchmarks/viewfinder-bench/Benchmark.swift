@@ -110,6 +110,10 @@ struct MeasureSettings: Sendable {
     var pipelineSizes: [(Int, Int)]? = nil
     /// `--quick`: figures are for a smoke test, not for the results page.
     var quick = false
+    /// Sizes of the groups with sizes of their own (mjpeg/, recording/); `nil`: each group's.
+    var groupSizes: [(Int, Int)]? = nil
+    /// The shortest timed run a group with a floor of its own (mjpeg/, recording/) makes.
+    var minimumRunSeconds: Double? = nil
     /// `--allocations-only`: only what counts allocations, with no timing.
     var allocationsOnly = false
 }

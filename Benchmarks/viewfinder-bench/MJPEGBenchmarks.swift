@@ -22,7 +22,7 @@ enum MJPEGBenchmarks {
     static let ring = 8
 
     static func cases(settings: MeasureSettings) -> [BenchmarkCase] {
-        sizes.flatMap { size in
+        (settings.groupSizes ?? sizes).flatMap { size in
             targets.map { target in
                 let dimensions = CaptureDevice.Dimensions(width: size.0, height: size.1)
                 return BenchmarkCase(name: "mjpeg/\(dimensions)-\(target.label)", group: "mjpeg") { settings in
@@ -107,7 +107,8 @@ enum MJPEGBenchmarks {
         for contender in contenders {
             let pilot = try contender.run(jpegs.count)
             let fps = pilot.map { Double($0.frames) / $0.seconds } ?? 0
-            framesPerRun.append(max(jpegs.count, Int(fps * max(settings.runSeconds, 0.2))))
+            framesPerRun.append(
+                max(jpegs.count, Int(fps * max(settings.runSeconds, settings.minimumRunSeconds ?? 0.2))))
         }
         var fps = [[Double]](repeating: [], count: contenders.count)
         var cpu = [[Double]](repeating: [], count: contenders.count)

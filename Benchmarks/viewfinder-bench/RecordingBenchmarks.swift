@@ -32,7 +32,7 @@ enum RecordingBenchmarks {
     static let sizes = [(1280, 720), (1920, 1080)]
 
     static func cases(settings: MeasureSettings) -> [BenchmarkCase] {
-        sizes.flatMap { size in
+        (settings.groupSizes ?? sizes).flatMap { size in
             let dimensions = CaptureDevice.Dimensions(width: size.0, height: size.1)
             return [
                 BenchmarkCase(name: "recording/h264-veryfast/\(dimensions)", group: "recording") { settings in
@@ -98,7 +98,7 @@ enum RecordingBenchmarks {
         defer { try? FileManager.default.removeItem(at: folder) }
         let source = folder.appendingPathComponent("frames.y4m")
         try writeFrames(to: source, size: size, count: 30)
-        let frames = settings.repeats >= 7 ? 240 : 90
+        let frames = settings.quick ? 30 : settings.repeats >= 7 ? 240 : 90
 
         // Ours: replay → session → movie file output.
         let device = try CaptureDevice.replaying(
@@ -207,7 +207,8 @@ enum RecordingBenchmarks {
         for contender in contenders {
             let pilot = try contender.run(30)
             let fps = pilot.map { Double($0.frames) / $0.seconds } ?? 0
-            framesPerRun.append(min(20_000, max(60, Int(fps * max(settings.runSeconds, 0.5)))))
+            framesPerRun.append(
+                min(20_000, max(60, Int(fps * max(settings.runSeconds, settings.minimumRunSeconds ?? 0.5)))))
         }
         var fps = [[Double]](repeating: [], count: contenders.count)
         var cpu = [[Double]](repeating: [], count: contenders.count)

@@ -6,15 +6,15 @@ let usage = """
     usage: viewfinder-bench [--quick | --allocations-only] [--filter SUBSTRING] [--json PATH] [--repeat N]
            viewfinder-bench capture --format yuyv|bgra|nv12 --frames N [--size WxH] [--device NAME]
 
-      --quick             a smoke test: 640x480 and 1920x1080 only (processors: 1920x1080 only), 3 runs
-                          of 0.2 s, a cold ring of 3x the last-level cache (labelled), paced latency runs
-                          of 1 s; figures are not for the results page
+      --quick             a smoke test of every group in well under a minute: 640x480 only, hot cache only,
+                          2 runs of 0.03 s, paced latency at 1000 fps only (30 frames), recordings of 30
+                          frames; figures are not for the results page
       --allocations-only  only the allocation checks (conversions, paced pipelines, processors at
                           640x480, a few frames each, no timing, no peers): seconds
       --filter SUBSTRING  run only benchmarks whose name contains SUBSTRING (case-insensitive; "a,b": a or
                           b, "a+b": a and b, e.g. convert/+1920x1080,pipeline/+1920x1080)
       --json PATH         also write the results as a JSON array to PATH
-      --repeat N          timed runs per figure (default 7, or 3 with --quick)
+      --repeat N          timed runs per figure (default 5, or 2 with --quick)
       --help              show this help
     """
 
@@ -78,15 +78,19 @@ func makeSettings(_ arguments: Arguments) -> MeasureSettings {
     }
     let quick = arguments.quick
     var settings = MeasureSettings(
-        repeats: arguments.repeats ?? (quick ? 3 : 5), runSeconds: quick ? 0.2 : 1.0,
-        sizes: quick ? [(640, 480), (1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
-        processorSizes: quick ? [(1920, 1080)] : [(640, 480), (1280, 720), (1920, 1080)],
-        peerSeconds: quick ? 0.25 : 1, ffmpeg: FFmpegPeer.locate())
+        repeats: arguments.repeats ?? (quick ? 2 : 5), runSeconds: quick ? 0.03 : 1.0,
+        sizes: quick ? [(640, 480)] : [(640, 480), (1280, 720), (1920, 1080)],
+        processorSizes: quick ? [(640, 480)] : [(640, 480), (1280, 720), (1920, 1080)],
+        peerSeconds: quick ? 0.05 : 1, ffmpeg: FFmpegPeer.locate())
     settings.quick = quick
-    settings.regimes = [.cold(multiple: quick ? 3 : 6), .hot]
-    settings.latencySeconds = quick ? 1 : 5
+    // Quick: every group once, small and short (a smoke test of every path, in well under a minute).
+    settings.regimes = quick ? [.hot] : [.cold(multiple: 6), .hot]
+    settings.latencyRates = quick ? [1000] : settings.latencyRates
+    settings.latencySeconds = quick ? 0.03 : 5
     settings.latencyMinimumFrames = quick ? 30 : 150
-    settings.pipelineSizes = quick ? [(1920, 1080)] : [(1280, 720), (1920, 1080)]
+    settings.pipelineSizes = quick ? [(640, 480)] : [(1280, 720), (1920, 1080)]
+    settings.groupSizes = quick ? [(640, 480)] : nil
+    settings.minimumRunSeconds = quick ? settings.runSeconds : nil
     return settings
 }
 
@@ -118,7 +122,7 @@ func main() -> Int32 {
         return 1
     }
     progress(
-        "viewfinder-bench: \(cases.count) benchmarks, \(settings.repeats) runs of ≥ \(settings.runSeconds) s each, \(ProcessInfo.processInfo.activeProcessorCount) cores, converter threads \(PixelConverter.Options.defaultThreadCount), last-level cache \(CacheRegime.lastLevelCacheBytes >> 20) MiB, cold ring \(settings.regimes.first.map { "\($0.targetBytes >> 20) MiB" } ?? "–")\(settings.quick ? " (quick: 3x the cache)" : ""), ffmpeg \(ffmpeg ?? "not used")"
+        "viewfinder-bench: \(cases.count) benchmarks, \(settings.repeats) runs of ≥ \(settings.runSeconds) s each, \(ProcessInfo.processInfo.activeProcessorCount) cores, converter threads \(PixelConverter.Options.defaultThreadCount), last-level cache \(CacheRegime.lastLevelCacheBytes >> 20) MiB, cold ring \(settings.regimes.first.map { "\($0.targetBytes >> 20) MiB" } ?? "–")\(settings.quick ? " (quick: hot only, no cold ring)" : ""), ffmpeg \(ffmpeg ?? "not used")"
     )
     var results: [BenchmarkResult] = []
     var failed = false

@@ -29,6 +29,7 @@ extension SimulatedUVCCamera {
             if handle.generation == state.generation, state.owner == fd {
                 // Closing the queue's owner stops streaming and frees the queue (mappings keep
                 // their memory alive).
+                if state.streaming { releaseBandwidth(state) }
                 state.streaming = false
                 state.buffers = []
                 state.queued = []
@@ -55,7 +56,7 @@ extension SimulatedUVCCamera {
         try state.withLock { (state) throws(V4L2Errno) in
             let handle = try check(fd, state)
             if request == VF_VIDIOC_QUERYCAP {
-                return querycap(handle.isMetadata, argument.assumingMemoryBound(to: v4l2_capability.self))
+                return querycap(handle.isMetadata, argument.assumingMemoryBound(to: v4l2_capability.self), state)
             }
             guard !handle.isMetadata else { throw V4L2Errno(ENOTTY) }
             switch request {
@@ -99,11 +100,13 @@ extension SimulatedUVCCamera {
         }
     }
 
-    private func querycap(_ isMetadata: Bool, _ capability: UnsafeMutablePointer<v4l2_capability>) {
+    private func querycap(
+        _ isMetadata: Bool, _ capability: UnsafeMutablePointer<v4l2_capability>, _ state: State
+    ) {
         capability.pointee = v4l2_capability()
         setV4L2String(&capability.pointee.driver, driver)
         setV4L2String(&capability.pointee.card, card)
-        setV4L2String(&capability.pointee.bus_info, busInfo)
+        setV4L2String(&capability.pointee.bus_info, state.usb?.busInfo ?? configuredBusInfo)
         capability.pointee.version = 0x0006_0100
         let video = VF_V4L2_CAP_VIDEO_CAPTURE | VF_V4L2_CAP_STREAMING
         let metadata = VF_V4L2_CAP_META_CAPTURE | VF_V4L2_CAP_STREAMING
@@ -350,6 +353,7 @@ extension SimulatedUVCCamera {
         }
         try checkOwner(fd, state)
         guard !state.streaming else { return }
+        try reserveBandwidth(state)
         state.streaming = true
         state.streamStart = configuration.clock.now()
         state.nextFrame = 0
@@ -363,6 +367,7 @@ extension SimulatedUVCCamera {
     private func streamOff(_ type: Int32, fd: Int32, _ state: inout State) throws(V4L2Errno) {
         guard UInt32(bitPattern: type) == VF_V4L2_BUF_TYPE_VIDEO_CAPTURE else { throw V4L2Errno(EINVAL) }
         try checkOwner(fd, state)
+        if state.streaming { releaseBandwidth(state) }
         state.streaming = false
         // STREAMOFF returns every buffer to the application, filled or not.
         for index in state.buffers.indices { state.buffers[index].phase = .dequeued }

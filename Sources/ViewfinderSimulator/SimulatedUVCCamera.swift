@@ -52,12 +52,20 @@ public final class SimulatedUVCCamera: Sendable {
         /// Row alignment in bytes of raw formats: `bytesperline` is the packed row rounded up
         /// to this (1: tightly packed).
         public var bytesPerLineAlignment: Int
+        /// The USB serial number sysfs shows when the camera is plugged at a ``SimulatedUSBPort``
+        /// (`nil`: a camera without one, as many cheap webcams are).
+        public var serialNumber: String?
+        /// The USB vendor and product IDs at a port (four hex digits; default a made-up pair).
+        public var vendorID: String?
+        /// The USB product ID at a port.
+        public var productID: String?
 
         /// A configuration from a format listing; every other parameter has a default.
         public init(
             listing: String, card: String? = nil, driver: String? = nil, busInfo: String? = nil,
             clock: any CaptureClock = HostClock(), emulatesRawFormats: Bool = false, hasTorch: Bool = false,
-            bytesPerLineAlignment: Int = 1
+            bytesPerLineAlignment: Int = 1, serialNumber: String? = nil, vendorID: String? = nil,
+            productID: String? = nil
         ) {
             self.listing = listing
             self.card = card
@@ -67,6 +75,9 @@ public final class SimulatedUVCCamera: Sendable {
             self.emulatesRawFormats = emulatesRawFormats
             self.hasTorch = hasTorch
             self.bytesPerLineAlignment = max(1, bytesPerLineAlignment)
+            self.serialNumber = serialNumber
+            self.vendorID = vendorID
+            self.productID = productID
         }
     }
 
@@ -92,8 +103,10 @@ public final class SimulatedUVCCamera: Sendable {
     public let card: String
     /// The driver name.
     public let driver: String
-    /// The bus info.
-    public let busInfo: String
+    /// The bus info `VIDIOC_QUERYCAP` reports: the port's (`usb-0000:00:14.0-2`) while plugged at
+    /// a ``SimulatedUSBPort``, else the configured one.
+    public var busInfo: String { state.withLock { $0.usb?.busInfo } ?? configuredBusInfo }
+    let configuredBusInfo: String
     let configuration: Configuration
     let listing: V4L2FormatListing
 
@@ -115,7 +128,7 @@ public final class SimulatedUVCCamera: Sendable {
         self.listing = listing
         card = configuration.card ?? listing.card ?? "Simulated UVC Camera"
         driver = configuration.driver ?? listing.driver ?? "uvcvideo"
-        busInfo =
+        configuredBusInfo =
             configuration.busInfo ?? listing.busInfo
             ?? "usb-0000:00:14.0-\(Self.serial.add(1, ordering: .relaxed).newValue)"
         state = Mutex(State(controls: Self.defaultControls(torch: configuration.hasTorch)))
@@ -187,6 +200,8 @@ public final class SimulatedUVCCamera: Sendable {
         var jpegSource: PixelBuffer?
         var jpegSourceSequence: UInt64?
         var jpegEncoder: JPEGEncoder?
+        /// Where the camera is plugged in, when at a ``SimulatedUSBPort``.
+        var usb: SimulatedUSBAttachment?
 
         init(controls: [Control]) {
             self.controls = controls
@@ -373,6 +388,8 @@ public final class SimulatedUVCCamera: Sendable {
     /// Mapped buffer memory stays valid until unmapped.
     func unplug() {
         state.withLock { state in
+            releaseBandwidth(state)
+            state.usb = nil
             state.connected = false
             state.generation += 1
             state.streaming = false

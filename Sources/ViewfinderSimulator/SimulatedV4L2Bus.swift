@@ -47,6 +47,12 @@ public final class SimulatedV4L2Bus: Sendable {
     /// The registry for ``withDiscovery(_:)``: this bus's cameras, then the virtual camera.
     let registry: DeviceRegistry
 
+    /// This bus's USB host controllers' bandwidth reservations.
+    let usbReservations = SimulatedUSBReservations()
+    /// Makes this bus's USB bus IDs unique in the process (`sim3-usb1`).
+    let usbPrefix = "sim\(SimulatedV4L2Bus.instances.add(1, ordering: .relaxed).newValue)"
+    private static let instances = Atomic<Int>(0)
+
     /// An empty bus whose cameras stream with `bufferCount` buffers each.
     public init(bufferCount: Int = 4) {
         let directory = BusDirectory()
@@ -60,17 +66,28 @@ public final class SimulatedV4L2Bus: Sendable {
 
     // MARK: Plugging
 
-    /// Plugs `camera` in at the lowest free `/dev/videoN` (or at `path`), plus its metadata node.
-    /// Returns the capture node's path. A camera plugged in already stays as it is (its open
-    /// descriptors, buffers and stream untouched) and its node is returned.
+    /// Plugs `camera` in at the lowest free `/dev/videoN` (or at `path`), plus its metadata node,
+    /// and, with `port`, at that USB port (its sysfs and udev view, and a share of that bus's
+    /// bandwidth: see ``SimulatedUSBPort``). Returns the capture node's path. A camera plugged in
+    /// already stays as it is (its open descriptors, buffers and stream untouched) and its node is
+    /// returned.
     @discardableResult
-    public func plug(_ camera: SimulatedUVCCamera, at path: String? = nil) -> String {
+    public func plug(_ camera: SimulatedUVCCamera, at path: String? = nil, port: SimulatedUSBPort? = nil) -> String {
         let (node, watchers) = state.withLock { state -> (String, [@Sendable () -> Void]) in
             if let existing = state.nodes.first(where: { $0.value.camera === camera && !$0.value.isMetadata }) {
                 return (existing.key, [])
             }
             // Under the bus's lock, so two threads plugging one camera cannot both reset it.
             _ = camera.plugIn()
+            if let port {
+                let busID = "\(usbPrefix)-usb\(port.bus)"
+                camera.attach(
+                    SimulatedUSBAttachment(
+                        reservations: usbReservations,
+                        location: USBLocation(
+                            busID: busID, busNumber: port.bus, port: port.port, speedMbps: port.speedMbps),
+                        busInfo: "usb-\(usbPrefix).\(port.bus)-\(port.port)"))
+            }
             let node: String
             if let path {
                 node = path
@@ -109,7 +126,23 @@ public final class SimulatedV4L2Bus: Sendable {
 
     /// The capture device of `camera`, if it is plugged in.
     public func device(for camera: SimulatedUVCCamera) -> CaptureDevice? {
-        devices.first { $0.uniqueID == "v4l2:\(camera.busInfo)" }
+        guard let node = node(of: camera) else { return nil }
+        return devices.first { $0.devicePath == node }
+    }
+
+    /// The capture node `camera` is plugged in at, if it is.
+    public func node(of camera: SimulatedUVCCamera) -> String? {
+        state.withLock { state in
+            state.nodes.first { $0.value.camera === camera && !$0.value.isMetadata }?.key
+        }
+    }
+
+    /// The sysfs and udev view of the camera at `node`.
+    fileprivate func identity(ofNode node: String) -> V4L2NodeIdentity {
+        guard let camera = state.withLock({ $0.nodes[node].flatMap { $0.isMetadata ? nil : $0.camera } }) else {
+            return V4L2NodeIdentity()
+        }
+        return camera.identity(busID: usbPrefix)
     }
 
     /// Runs `body` with `CaptureDevice.devices(for:)`, `default(for:)` and discovery sessions
@@ -180,6 +213,8 @@ private final class BusDirectory: V4L2DeviceDirectory {
     private var target: SimulatedV4L2Bus? { bus.withLock { $0?.value } }
 
     func videoNodes() -> [String] { target?.videoNodes() ?? [] }
+
+    func identity(ofNode node: String) -> V4L2NodeIdentity { target?.identity(ofNode: node) ?? V4L2NodeIdentity() }
 
     func watch(_ onChange: @escaping @Sendable () -> Void) -> Bool {
         guard let target else { return false }

@@ -143,6 +143,9 @@ public protocol DeviceBackend: AnyObject, Sendable {
     var isConnected: Bool { get }
     /// Whether the device takes focus and exposure points of interest (default `false`).
     var supportsPointsOfInterest: Bool { get }
+    /// Where the device is plugged in, for USB devices whose bus is known (default `nil`):
+    /// what the USB bandwidth model (`USBBandwidth`) and the multi-camera session's costs use.
+    var usbLocation: USBLocation? { get }
 
     /// Starts capturing in `format` with frames `frameDuration` apart, delivering to `sink` on
     /// the backend's own thread until ``stopStreaming()``. Returns the frame duration the
@@ -165,6 +168,8 @@ extension DeviceBackend {
 
     /// No points of interest, unless the backend takes them.
     public var supportsPointsOfInterest: Bool { false }
+    /// Not on a known USB bus, unless the backend knows better.
+    package var usbLocation: USBLocation? { nil }
 
     /// The checks every backend makes before streaming: the device is still connected, offers
     /// `format`, and `format` is one a device can stream in (``CaptureDevice/Format/validate()``).

@@ -43,16 +43,6 @@ extension CaptureConnection {
     public var videoMinFrameDuration: MediaTime { .invalid }
 }
 
-extension CaptureSession {
-    /// `AVCaptureSession.canAddConnection(_:)`: connections are made by the session.
-    @available(*, unavailable, message: "addInput(_:) and addOutput(_:) connect inputs and outputs by media type")
-    public func canAddConnection(_ connection: CaptureConnection) -> Bool { false }
-
-    /// `AVCaptureSession.addConnection(_:)`: connections are made by the session.
-    @available(*, unavailable, message: "addInput(_:) and addOutput(_:) connect inputs and outputs by media type")
-    public func addConnection(_ connection: CaptureConnection) {}
-}
-
 extension CaptureDevice.Format {
     /// `AVCaptureDevice.Format.videoMaxZoomFactor`: zoom belongs to the device here.
     @available(*, unavailable, message: "use the device's maxAvailableVideoZoomFactor")

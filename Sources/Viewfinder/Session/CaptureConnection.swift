@@ -29,6 +29,17 @@ public final class CaptureConnection: Sendable {
         self.outputBox = WeakReference(output)
     }
 
+    /// A connection from `inputPorts` to `output`, for ``CaptureSession/addConnection(_:)`` after
+    /// ``CaptureSession/addInputWithNoConnections(_:)`` and
+    /// ``CaptureSession/addOutputWithNoConnections(_:)`` (a ``CaptureMultiCamSession`` is wired
+    /// so). Connections carry one media type: give exactly one port
+    /// (``CaptureSession/canAddConnection(_:)`` refuses others).
+    public init(inputPorts: [CaptureInput.Port], output: CaptureOutput) {
+        self.inputPorts = inputPorts
+        self.mediaType = inputPorts.first?.mediaType ?? .video
+        self.outputBox = WeakReference(output)
+    }
+
     /// The output the connection feeds.
     public var output: CaptureOutput? { outputBox.value }
 

@@ -37,12 +37,17 @@ import Synchronization
 /// Thread safety: every member may be used from any thread. ``startRunning()`` and
 /// ``stopRunning()`` block; call them off your UI thread, as with AVFoundation.
 // unchecked: state is in a Mutex; transitions are serialised by `transition`.
-public final class CaptureSession: @unchecked Sendable {
-    private struct Graph {
+// Not final: ``CaptureMultiCamSession`` is one.
+public class CaptureSession: @unchecked Sendable {
+    struct Graph {
         var inputs: [CaptureInput] = []
         var outputs: [CaptureOutput] = []
         var connections: [CaptureConnection] = []
         var preset: Preset = .high
+        /// Inputs and outputs added with no connections, and connections added by hand
+        /// (`CaptureSession+Connections.swift`): automatic connection leaves them alone.
+        var unconnected: Set<ObjectIdentifier> = []
+        var manualConnections: [CaptureConnection] = []
     }
 
     private struct State {
@@ -59,7 +64,9 @@ public final class CaptureSession: @unchecked Sendable {
     /// How deep the thread holding `transition` is in it (guarded by `transition`).
     private var transitionDepth = 0
     /// Notifications waiting to be posted once the outermost transition has let go of its lock.
-    private let pendingNotifications = Mutex<[(name: Notification.Name, error: CaptureError?)]>([])
+    private let pendingNotifications = Mutex<
+        [(name: Notification.Name, error: CaptureError?, format: CaptureDevice.Format?)]
+    >([])
     private static let notificationQueueKey = DispatchSpecificKey<ObjectIdentifier>()
     /// Where notifications are posted from.
     private let notificationQueue = DispatchQueue(label: "viewfinder.session.notifications")
@@ -238,9 +245,10 @@ public final class CaptureSession: @unchecked Sendable {
     /// Rebuilds connections, keeping existing ones (and their settings) where the port remains:
     /// each output gets one connection per media type it takes, from the first input port of
     /// that type.
-    private static func connect(_ graph: inout Graph) {
+    static func connect(_ graph: inout Graph) {
         var connections: [CaptureConnection] = []
-        for output in graph.outputs {
+        let automatic = graph.inputs.filter { !graph.unconnected.contains(ObjectIdentifier($0)) }
+        for output in graph.outputs where !graph.unconnected.contains(ObjectIdentifier(output)) {
             for mediaType in output.acceptedMediaTypes {
                 let existing = graph.connections.first { connection in
                     connection.output === output && connection.mediaType == mediaType
@@ -248,11 +256,16 @@ public final class CaptureSession: @unchecked Sendable {
                 }
                 if let existing {
                     connections.append(existing)
-                } else if let port = graph.inputs.lazy.compactMap({ $0.port(for: mediaType) }).first {
+                } else if let port = automatic.lazy.compactMap({ $0.port(for: mediaType) }).first {
                     connections.append(CaptureConnection(inputPort: port, output: output))
                 }
             }
         }
+        graph.manualConnections.removeAll { connection in
+            !graph.outputs.contains { $0 === connection.output }
+                || !connection.inputPorts.allSatisfy { port in graph.inputs.contains { $0 === port.input } }
+        }
+        connections += graph.manualConnections
         graph.connections = connections
         for output in graph.outputs {
             output.setConnections(connections.filter { $0.output === output })
@@ -288,7 +301,7 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// Checks and changes the graph under one lock, so two threads cannot both pass a check
     /// that only one change may pass.
-    private func mutateChecked(_ change: (inout Graph) throws(CaptureError) -> Void) throws(CaptureError) {
+    func mutateChecked(_ change: (inout Graph) throws(CaptureError) -> Void) throws(CaptureError) {
         let immediate = try state.withLock { (state) throws(CaptureError) -> Bool in
             try change(&state.graph)
             return state.configurationDepth == 0
@@ -462,6 +475,10 @@ public final class CaptureSession: @unchecked Sendable {
                     .noOutputs, "startRunning() found no outputs: add a CaptureVideoDataOutput before starting"))
             return false
         }
+        if let refusal = refusalToStart() {
+            fail(refusal)
+            return false
+        }
         var started: [DeviceStream] = []
         for input in devices {
             do {
@@ -483,6 +500,10 @@ public final class CaptureSession: @unchecked Sendable {
         return true
     }
 
+    /// Why the session must not start, checked before any device streams (`nil`: it may). A
+    /// ``CaptureMultiCamSession`` refuses costs above 1.
+    func refusalToStart() -> CaptureError? { nil }
+
     private static func connections(of input: CaptureInput, in graph: Graph) -> [CaptureConnection] {
         graph.connections.filter { connection in
             connection.inputPorts.contains { $0.input === input } && connection.output != nil
@@ -503,9 +524,28 @@ public final class CaptureSession: @unchecked Sendable {
                 device: device, preset: preset, requests: requests, for: self)
             var prepared: [PreparedStream] = []
             for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
-            return try startStream(
-                device: device, connections: connections, choice: choice, streams: prepared,
-                preempting: preempting)
+            do {
+                return try startStream(
+                    device: device, connections: connections, choice: choice, streams: prepared,
+                    preempting: preempting)
+            } catch where error.code == .insufficientBandwidth {
+                // The preset lets the session choose: a format that fits what the bus has left.
+                guard
+                    let fallback = BandwidthFallback.choice(
+                        device: device, preset: preset, requests: requests, failed: choice)
+                else { throw error }
+                var streams: [PreparedStream] = []
+                for request in requests {
+                    streams.append(try request.prepare(fallback.format, fallback.frameDuration))
+                }
+                let stream = try startStream(
+                    device: device, connections: connections, choice: fallback, streams: streams,
+                    preempting: preempting)
+                post(
+                    Self.didFallBackToFormatNotification,
+                    error: BandwidthFallback.notice(error, device: device, to: fallback), format: fallback.format)
+                return stream
+            }
         }
     }
 
@@ -695,8 +735,8 @@ public final class CaptureSession: @unchecked Sendable {
 
     /// Queues a notification; it is posted from the notification queue, in order, once no lock
     /// of the session is held (at once when no transition is under way).
-    private func post(_ name: Notification.Name, error: CaptureError? = nil) {
-        pendingNotifications.withLock { $0.append((name, error)) }
+    private func post(_ name: Notification.Name, error: CaptureError? = nil, format: CaptureDevice.Format? = nil) {
+        pendingNotifications.withLock { $0.append((name, error, format)) }
         if !isInsideTransition { flushNotifications() }
     }
 
@@ -720,6 +760,7 @@ public final class CaptureSession: @unchecked Sendable {
                     userInfo?[CaptureSessionInterruptionReasonKey] = reason
                 }
                 reportKeyValueChange(for: next.name)
+                if let format = next.format { userInfo?[CaptureSessionFormatKey] = format }
                 notificationCenter.post(name: next.name, object: self, userInfo: userInfo)
             }
         }

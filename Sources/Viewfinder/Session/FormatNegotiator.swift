@@ -26,14 +26,15 @@ enum FormatNegotiator {
     }
 
     static func negotiate(
-        device: CaptureDevice, preset: CaptureSession.Preset, requests: [OutputRequest]
+        device: CaptureDevice, preset: CaptureSession.Preset, requests: [OutputRequest],
+        admitting admits: ((CaptureDevice.Format) -> Bool)? = nil
     ) throws(CaptureError) -> Choice {
         if !device.hasMediaType(.video) { return try negotiateAudio(device: device, requests: requests) }
         let candidates: [CaptureDevice.Format]
         if device.userChoseFormat || preset == .inputPriority {
             candidates = [device.activeFormat]
         } else {
-            candidates = preset.candidates(in: device.formats, decoding: true) ?? []
+            candidates = (preset.candidates(in: device.formats, decoding: true) ?? []).filter { admits?($0) ?? true }
             if candidates.isEmpty {
                 let sizes = Set(device.formats.map(\.dimensions.description)).sorted().joined(separator: ", ")
                 throw CaptureError(

@@ -75,7 +75,7 @@ final class V4L2CameraBackend: DeviceBackend {
 
     init(
         info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
-        portKind: V4L2PortKind = .unknown
+        portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil
     ) {
         self.interface = interface
         self.uniqueID = uniqueID
@@ -85,6 +85,17 @@ final class V4L2CameraBackend: DeviceBackend {
         self.formats = info.formats
         self.bufferCount = max(2, bufferCount)
         self.node = Mutex(info.path)
+        self.usb = Mutex(usb)
+    }
+
+    private let usb: Mutex<USBLocation?>
+
+    /// Where the camera is plugged in now, when it is a USB camera the directory knows about.
+    var usbLocation: USBLocation? { usb.withLock { $0 } }
+
+    /// Called by the provider's scan: the camera's USB location now (another port, another bus).
+    func update(usb location: USBLocation?) {
+        usb.withLock { $0 = location }
     }
 
     /// The device node the camera is at now (it may change when the camera is plugged in again).
@@ -161,6 +172,10 @@ final class V4L2CameraBackend: DeviceBackend {
             do {
                 ring = try V4L2BufferRing.start(
                     interface: interface, fd: fd, count: bufferCount, layout: layout, isEmulated: format.isEmulated)
+            } catch  where error.code == ENOSPC && usbLocation != nil {
+                throw CaptureError.usbBandwidth(
+                    camera: localizedName, format: format, frameDuration: actualDuration, location: usbLocation!,
+                    deviceID: uniqueID, formats: formats)
             } catch {
                 throw self.error(error, "starting the stream of")
             }
@@ -196,6 +211,11 @@ final class V4L2CameraBackend: DeviceBackend {
             capture(context, sink: sink, isCancelled: { thread.isCancelled })
         }
         running.withLock { $0 = Running(thread: thread, ring: ring) }
+        if let usb = usbLocation {
+            USBBandwidthLedger.shared.reserve(
+                busID: usb.busID, deviceID: uniqueID, name: localizedName,
+                mbps: USBBandwidth.requiredMbps(format, frameDuration: actualDuration))
+        }
         return actualDuration
     }
 
@@ -205,6 +225,7 @@ final class V4L2CameraBackend: DeviceBackend {
             return running
         }
         current?.thread.stop()
+        USBBandwidthLedger.shared.release(deviceID: uniqueID)
     }
 
     /// `VIDIOC_S_FMT`, then checks what the driver chose. Returns the buffer layout.

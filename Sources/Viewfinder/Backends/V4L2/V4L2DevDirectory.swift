@@ -31,6 +31,14 @@ final class V4L2DevDirectory: V4L2DeviceDirectory {
         sysfs.portKind(ofNode: node)
     }
 
+    /// Sysfs's USB facts plus the node's names in `v4l/by-id` and `v4l/by-path` under the directory.
+    func identity(ofNode node: String) -> V4L2NodeIdentity {
+        var identity = sysfs.identity(ofNode: node)
+        identity.byIDName = Self.udevName(in: "\(path)/v4l/by-id", resolvingTo: node)
+        identity.byPathName = Self.udevName(in: "\(path)/v4l/by-path", resolvingTo: node)
+        return identity
+    }
+
     deinit {
         source.withLock { $0?.source.cancel() }
     }

@@ -11,11 +11,15 @@ package protocol V4L2DeviceDirectory: Sendable {
     func watch(_ onChange: @escaping @Sendable () -> Void) -> Bool
     /// The kind of port the camera at `node` is on (from sysfs for real nodes).
     func portKind(ofNode node: String) -> V4L2PortKind
+    /// What names the camera at `node` beyond its node number (serial, udev names, USB location).
+    func identity(ofNode node: String) -> V4L2NodeIdentity
 }
 
 extension V4L2DeviceDirectory {
     /// Unknown: directories without sysfs behind them cannot tell.
     package func portKind(ofNode node: String) -> V4L2PortKind { .unknown }
+    /// Nothing beyond the node: directories without sysfs behind them cannot tell.
+    package func identity(ofNode node: String) -> V4L2NodeIdentity { V4L2NodeIdentity() }
 }
 
 extension V4L2DeviceDirectory {

@@ -15,8 +15,10 @@ import Synchronization
 /// a camera with the same unique ID returns, possibly at another node, the same device reports
 /// itself connected again.
 ///
-/// Unique IDs are `v4l2:` plus the bus info (`usb-0000:00:14.0-1`), stable across reboots for a
-/// camera in the same port; drivers without bus info fall back to card name and node.
+/// Unique IDs come from what survives a reboot and a port change first: the USB serial number
+/// (with vendor and product IDs), else the `/dev/v4l/by-id` name when no other camera shares it,
+/// else the bus info (`usb-0000:00:14.0-1`: the port, as `/dev/v4l/by-path` names it), else card
+/// name and node (``V4L2NodeIdentity/uniqueID(busInfo:card:path:byIDIsShared:)``).
 ///
 /// Presence has one owner, the scan: a stream that finds its camera gone marks it disconnected
 /// (unless a scan has seen it since the stream started) and asks for a scan, which reports the
@@ -92,10 +94,14 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
         scanning.lock()
         state.withLock { $0.needsScan = false }
         var found: [V4L2DeviceInfo] = []
+        var identities: [V4L2NodeIdentity] = []
         var problems: [CaptureError] = []
         for path in directory.videoNodes() {
             do {
-                if let info = try V4L2DeviceInfo.probe(path: path, interface: interface) { found.append(info) }
+                if let info = try V4L2DeviceInfo.probe(path: path, interface: interface) {
+                    found.append(info)
+                    identities.append(directory.identity(ofNode: path))
+                }
             } catch  where [ENOENT, ENODEV, ENXIO].contains(error.code) {
                 continue  // gone between listing and opening
             } catch {
@@ -105,11 +111,15 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
         let (changes, handler) = state.withLock { state in
             var present: [V4L2CameraBackend] = []
             var ids = Set<String>()
-            for info in found {
-                var id = Self.uniqueID(for: info)
+            let byIDNames = identities.compactMap(\.byIDName)
+            for (info, identity) in zip(found, identities) {
+                let shared = identity.byIDName.map { name in byIDNames.filter { $0 == name }.count > 1 } ?? false
+                let base = identity.uniqueID(
+                    busInfo: info.busInfo, card: info.card, path: info.path, byIDIsShared: shared)
+                var id = base
                 var suffix = 2
                 while ids.contains(id) {
-                    id = Self.uniqueID(for: info) + "#\(suffix)"
+                    id = base + "#\(suffix)"
                     suffix += 1
                 }
                 ids.insert(id)
@@ -120,7 +130,7 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 } else {
                     backend = V4L2CameraBackend(
                         info: info, uniqueID: id, interface: interface, bufferCount: bufferCount,
-                        portKind: directory.portKind(ofNode: info.path))
+                        portKind: directory.portKind(ofNode: info.path), usb: identity.usb)
                     backend.setLossHandler { [weak self] in self?.streamDidLoseCamera() }
                     state.known[id] = backend
                 }
@@ -132,9 +142,10 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 backend.update(path: nil, connected: false)
                 changes.disconnected.append(backend)
             }
-            for (backend, info) in zip(present, found) {
+            for (backend, (info, identity)) in zip(present, zip(found, identities)) {
                 let wasPresent = previous.contains { $0 === backend } && backend.isConnected
                 backend.update(path: info.path, connected: true)
+                backend.update(usb: identity.usb)
                 if !wasPresent { changes.connected.append(backend) }
             }
             let isFirst = !state.hasScanned
@@ -147,9 +158,6 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
         if !changes.isEmpty { handler?(changes) }
     }
 
-    static func uniqueID(for info: V4L2DeviceInfo) -> String {
-        info.busInfo.isEmpty ? "v4l2:\(info.card):\(info.path)" : "v4l2:\(info.busInfo)"
-    }
 }
 
 extension V4L2DeviceProvider: AuthorizingDeviceProvider {

@@ -1,0 +1,94 @@
+import Foundation
+import Testing
+
+@testable import Viewfinder
+@testable import ViewfinderSimulator
+
+@Suite("Several cameras: the multi-camera session")
+struct MultiCamSessionTests {
+    /// A multi-cam session with one video data output per camera of `rig`, wired by hand.
+    static func wire(
+        _ rig: MultiCameraRig, collector: NotificationCollector
+    ) throws -> (CaptureMultiCamSession, [CaptureVideoDataOutput], [RecordingDelegate]) {
+        let session = CaptureMultiCamSession(notificationCenter: collector.center)
+        session.sessionPreset = .inputPriority
+        var outputs: [CaptureVideoDataOutput] = []
+        var delegates: [RecordingDelegate] = []
+        for index in rig.cameras.indices {
+            let input = try CaptureDeviceInput(device: try rig.device(index))
+            try session.tryAddInputWithNoConnections(input)
+            let output = CaptureVideoDataOutput()
+            let delegate = RecordingDelegate()
+            output.setSampleBufferDelegate(delegate, queue: delegate.queue)
+            try session.tryAddOutputWithNoConnections(output)
+            #expect(session.connections.count == index, "nothing is connected automatically")
+            let connection = CaptureConnection(inputPorts: input.ports(for: .video), output: output)
+            #expect(session.canAddConnection(connection))
+            try session.tryAddConnection(connection)
+            outputs.append(output)
+            delegates.append(delegate)
+        }
+        return (session, outputs, delegates)
+    }
+
+    @Test("three cameras, one output each: every output gets its own camera's frames")
+    func threeCamerasOneOutputEach() throws {
+        #expect(CaptureMultiCamSession.isMultiCamSupported)
+        let rig = try MultiCameraRig(ports: [
+            .init(bus: 1, port: "1"), .init(bus: 1, port: "2"), .init(bus: 2, port: "1"),
+        ])
+        for index in 0..<3 { try rig.choose(index, .mjpeg, 1280, 720) }
+        let collector = NotificationCollector([CaptureSession.runtimeErrorNotification])
+        let (session, outputs, delegates) = try Self.wire(rig, collector: collector)
+        // Two 720p30 MJPEG cameras on bus 1: 2 × 55.3 of 384 Mbit/s.
+        #expect(abs(session.hardwareCost - Float(2 * 55.296 / 384)) < 0.001)
+        #expect(session.systemPressureCost > 0)
+        #expect(session.systemPressureCost <= 1)
+        // A second connection to an output that has one is refused, with the reason.
+        let extra = CaptureConnection(inputPorts: session.inputs[1].ports, output: outputs[0])
+        #expect(!session.canAddConnection(extra))
+        #expect(throws: CaptureError.self) { try session.tryAddConnection(extra) }
+
+        session.startRunning()
+        defer { session.stopRunning() }
+        #expect(session.isRunning)
+        #expect(collector.notes(CaptureSession.runtimeErrorNotification).isEmpty)
+        #expect(rig.cameras.allSatisfy { $0.isStreaming })
+        for _ in 0..<2 {
+            rig.clock.advance(by: MediaTime(value: 1, timescale: 30))
+            for delegate in delegates { #expect(delegate.waitForMoreFrames()) }
+        }
+        for (index, output) in outputs.enumerated() {
+            #expect(output.connections.count == 1)
+            let port = try #require(output.connections.first?.inputPorts.first)
+            #expect((port.input as? CaptureDeviceInput)?.device === (try rig.device(index)))
+            #expect(delegates[index].frames.count >= 2)
+        }
+    }
+
+    @Test("a hardware cost above 1 is refused before streaming, naming the camera and the cause")
+    func overBudgetRefused() throws {
+        let rig = try MultiCameraRig(ports: [
+            .init(bus: 1, port: "1"), .init(bus: 1, port: "2"), .init(bus: 1, port: "3"),
+        ])
+        // Raw 1080p (YUYV at 5 fps: 166 Mbit/s each): three need 498 of the bus's 384.
+        for index in 0..<3 {
+            let device = try rig.device(index)
+            try device.lockForConfiguration()
+            try device.setActiveFormat(try rig.format(index, .yuyv, 1920, 1080))
+            device.unlockForConfiguration()
+        }
+        let collector = NotificationCollector([CaptureSession.runtimeErrorNotification])
+        let (session, _, _) = try Self.wire(rig, collector: collector)
+        #expect(abs(session.hardwareCost - Float(3 * 165.888 / 384)) < 0.001)
+        session.startRunning()
+        #expect(!session.isRunning)
+        let error = try #require(collector.error(CaptureSession.runtimeErrorNotification))
+        #expect(error.code == .multiCamCostExceeded)
+        #expect(error.message.contains("hardwareCost is 1.3"), "\(error.message)")
+        #expect(error.message.contains("'HD Pro Webcam C920 3'"), "names the camera: \(error.message)")
+        #expect(error.message.contains("USB bus 1"), "\(error.message)")
+        #expect(error.message.contains("MJPEG"), "says what would fit: \(error.message)")
+        #expect(rig.cameras.allSatisfy { !$0.isStreaming && $0.openDescriptorCount == 0 }, "nothing streamed")
+    }
+}
