@@ -169,7 +169,7 @@ extension DeviceBackend {
     /// No points of interest, unless the backend takes them.
     public var supportsPointsOfInterest: Bool { false }
     /// Not on a known USB bus, unless the backend knows better.
-    package var usbLocation: USBLocation? { nil }
+    public var usbLocation: USBLocation? { nil }
 
     /// The checks every backend makes before streaming: the device is still connected, offers
     /// `format`, and `format` is one a device can stream in (``CaptureDevice/Format/validate()``).

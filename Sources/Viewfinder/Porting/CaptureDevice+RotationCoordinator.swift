@@ -56,10 +56,10 @@ extension CaptureDevice.RotationCoordinator: _KeyValueObservable {
     public var _keyValueObservers: _KeyValueObservers { observers }
 
     /// Observable: both angles.
-    public static var _observableKeyPaths: [PartialKeyPath<CaptureDevice.RotationCoordinator>: String] {
+    public static var _observableKeyPaths: [AnyKeyPath: String] {
         [
-            \.videoRotationAngleForHorizonLevelPreview: "videoRotationAngleForHorizonLevelPreview",
-            \.videoRotationAngleForHorizonLevelCapture: "videoRotationAngleForHorizonLevelCapture",
+            \CaptureDevice.RotationCoordinator.videoRotationAngleForHorizonLevelPreview: "videoRotationAngleForHorizonLevelPreview",
+            \CaptureDevice.RotationCoordinator.videoRotationAngleForHorizonLevelCapture: "videoRotationAngleForHorizonLevelCapture",
         ]
     }
 }

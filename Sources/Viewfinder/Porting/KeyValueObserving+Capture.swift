@@ -32,10 +32,13 @@ extension CaptureSession: _KeyValueObservable {
     /// queue just before ``didStartRunningNotification`` / ``didStopRunningNotification`` and
     /// ``wasInterruptedNotification`` / ``interruptionEndedNotification``, in their order;
     /// ``isMultitaskingCameraAccessEnabled`` on the thread that sets it.
-    public static var _observableKeyPaths: [PartialKeyPath<CaptureSession>: String] {
+    public static var _observableKeyPaths: [AnyKeyPath: String] {
         [
-            \.isRunning: "isRunning", \.isInterrupted: "isInterrupted",
-            \.isMultitaskingCameraAccessEnabled: "isMultitaskingCameraAccessEnabled",
+            \CaptureSession.isRunning: "isRunning", \CaptureSession.isInterrupted: "isInterrupted",
+            \CaptureSession.isMultitaskingCameraAccessEnabled: "isMultitaskingCameraAccessEnabled",
+            // The same properties observed through a multi-camera session.
+            \CaptureMultiCamSession.isRunning: "isRunning", \CaptureMultiCamSession.isInterrupted: "isInterrupted",
+            \CaptureMultiCamSession.isMultitaskingCameraAccessEnabled: "isMultitaskingCameraAccessEnabled",
         ]
     }
 
@@ -79,13 +82,13 @@ extension CaptureDevice: _KeyValueObservable {
     /// ``isAdjustingFocus``, ``isAdjustingExposure``, ``isAdjustingWhiteBalance`` and
     /// ``systemPressureState``, which Linux cameras never change (only `.initial` is ever
     /// reported for them).
-    public static var _observableKeyPaths: [PartialKeyPath<CaptureDevice>: String] {
+    public static var _observableKeyPaths: [AnyKeyPath: String] {
         [
-            \.activeFormat: "activeFormat", \.focusPointOfInterest: "focusPointOfInterest",
-            \.exposurePointOfInterest: "exposurePointOfInterest",
-            \.isSubjectAreaChangeMonitoringEnabled: "isSubjectAreaChangeMonitoringEnabled",
-            \.isAdjustingFocus: "isAdjustingFocus", \.isAdjustingExposure: "isAdjustingExposure",
-            \.isAdjustingWhiteBalance: "isAdjustingWhiteBalance", \.systemPressureState: "systemPressureState",
+            \CaptureDevice.activeFormat: "activeFormat", \CaptureDevice.focusPointOfInterest: "focusPointOfInterest",
+            \CaptureDevice.exposurePointOfInterest: "exposurePointOfInterest",
+            \CaptureDevice.isSubjectAreaChangeMonitoringEnabled: "isSubjectAreaChangeMonitoringEnabled",
+            \CaptureDevice.isAdjustingFocus: "isAdjustingFocus", \CaptureDevice.isAdjustingExposure: "isAdjustingExposure",
+            \CaptureDevice.isAdjustingWhiteBalance: "isAdjustingWhiteBalance", \CaptureDevice.systemPressureState: "systemPressureState",
         ]
     }
 
@@ -152,8 +155,8 @@ extension CaptureConnection: _KeyValueObservable {
 
     /// Observable: ``videoRotationAngle`` and ``isVideoMirrored``, reported on the thread that
     /// set them, after the output applied the change.
-    public static var _observableKeyPaths: [PartialKeyPath<CaptureConnection>: String] {
-        [\.videoRotationAngle: "videoRotationAngle", \.isVideoMirrored: "isVideoMirrored"]
+    public static var _observableKeyPaths: [AnyKeyPath: String] {
+        [\CaptureConnection.videoRotationAngle: "videoRotationAngle", \CaptureConnection.isVideoMirrored: "isVideoMirrored"]
     }
 }
 
@@ -167,13 +170,13 @@ extension CapturePhotoOutput: _KeyValueObservable {
     /// (reported on the thread that set them), and ``isLivePhotoCaptureSupported``,
     /// ``isDepthDataDeliverySupported`` and ``isPortraitEffectsMatteDeliverySupported``, which
     /// never change.
-    public static var _observableKeyPaths: [PartialKeyPath<CapturePhotoOutput>: String] {
+    public static var _observableKeyPaths: [AnyKeyPath: String] {
         [
-            \.maxPhotoQualityPrioritization: "maxPhotoQualityPrioritization",
-            \.isLivePhotoCaptureEnabled: "isLivePhotoCaptureEnabled",
-            \.isLivePhotoCaptureSupported: "isLivePhotoCaptureSupported",
-            \.isDepthDataDeliverySupported: "isDepthDataDeliverySupported",
-            \.isPortraitEffectsMatteDeliverySupported: "isPortraitEffectsMatteDeliverySupported",
+            \CapturePhotoOutput.maxPhotoQualityPrioritization: "maxPhotoQualityPrioritization",
+            \CapturePhotoOutput.isLivePhotoCaptureEnabled: "isLivePhotoCaptureEnabled",
+            \CapturePhotoOutput.isLivePhotoCaptureSupported: "isLivePhotoCaptureSupported",
+            \CapturePhotoOutput.isDepthDataDeliverySupported: "isDepthDataDeliverySupported",
+            \CapturePhotoOutput.isPortraitEffectsMatteDeliverySupported: "isPortraitEffectsMatteDeliverySupported",
         ]
     }
 

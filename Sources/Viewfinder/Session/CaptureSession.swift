@@ -524,7 +524,7 @@ public class CaptureSession: @unchecked Sendable {
                 device: device, preset: preset, requests: requests, for: self)
             var prepared: [PreparedStream] = []
             for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
-            do {
+            do throws(CaptureError) {
                 return try startStream(
                     device: device, connections: connections, choice: choice, streams: prepared,
                     preempting: preempting)

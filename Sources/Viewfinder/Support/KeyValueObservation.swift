@@ -87,8 +87,10 @@ public final class NSKeyValueObservation: Sendable {
 public protocol _KeyValueObservable: AnyObject {
     /// The object's observer registry.
     var _keyValueObservers: _KeyValueObservers { get }
-    /// The properties that report changes (each listed in its type's documentation).
-    static var _observableKeyPaths: [PartialKeyPath<Self>: String] { get }
+    /// The properties that report changes (each listed in its type's documentation), by name. A
+    /// class with subclasses lists each property once per root type it is observed through (a
+    /// key path's root is part of its identity); changes are matched by name.
+    static var _observableKeyPaths: [AnyKeyPath: String] { get }
 }
 
 extension _KeyValueObservable {
@@ -103,14 +105,15 @@ extension _KeyValueObservable {
         _ keyPath: KeyPath<Self, Value>, options: NSKeyValueObservingOptions = [],
         changeHandler: @escaping (Self, NSKeyValueObservedChange<Value>) -> Void
     ) -> NSKeyValueObservation {
-        guard Self._observableKeyPaths[keyPath] != nil else {
+        guard let name = Self._observableKeyPaths[keyPath] else {
             let names = Self._observableKeyPaths.values.sorted().joined(separator: ", ")
             preconditionFailure(
                 "\(Self.self) reports changes only of \(names): observe one of those, or use the notifications it posts"
             )
         }
         let current = self[keyPath: keyPath]
-        let entry = ObservationEntry(object: self, keyPath: keyPath, options: options, last: current, changeHandler)
+        let entry = ObservationEntry(
+            object: self, name: name, keyPath: keyPath, options: options, last: current, changeHandler)
         let id = _keyValueObservers.add(entry)
         if options.contains(.initial) {
             changeHandler(
@@ -125,7 +128,8 @@ extension _KeyValueObservable {
     /// Tells this object's observers of `keyPath` that it changed, to `value` (read from the
     /// object when `nil`). Call it after the change, holding none of the object's locks.
     func didChangeValue<Value>(for keyPath: KeyPath<Self, Value>, to value: Value? = nil) {
-        _keyValueObservers.changed(keyPath, newValue: value ?? self[keyPath: keyPath])
+        guard let name = Self._observableKeyPaths[keyPath] else { return }
+        _keyValueObservers.changed(name, newValue: value ?? self[keyPath: keyPath])
     }
 }
 
@@ -134,23 +138,23 @@ extension _KeyValueObservable {
 // as Foundation calls it (from the thread that made the change).
 private final class ObservationEntry<Object: AnyObject, Value>: AnyObservationEntry, @unchecked Sendable {
     private weak var object: Object?
+    let name: String
     private let keyPath: KeyPath<Object, Value>
     private let options: NSKeyValueObservingOptions
     private var last: Value
     private let handler: (Object, NSKeyValueObservedChange<Value>) -> Void
 
     init(
-        object: Object, keyPath: KeyPath<Object, Value>, options: NSKeyValueObservingOptions, last: Value,
-        _ handler: @escaping (Object, NSKeyValueObservedChange<Value>) -> Void
+        object: Object, name: String, keyPath: KeyPath<Object, Value>, options: NSKeyValueObservingOptions,
+        last: Value, _ handler: @escaping (Object, NSKeyValueObservedChange<Value>) -> Void
     ) {
         self.object = object
+        self.name = name
         self.keyPath = keyPath
         self.options = options
         self.last = last
         self.handler = handler
     }
-
-    var observedKeyPath: AnyKeyPath { keyPath }
 
     func takeChange(_ value: Any) -> (@Sendable () -> Void)? {
         guard let value = value as? Value, let object else { return nil }
@@ -184,7 +188,8 @@ private struct UncheckedCall: @unchecked Sendable {
 }
 
 private protocol AnyObservationEntry: AnyObject, Sendable {
-    var observedKeyPath: AnyKeyPath { get }
+    /// The observed property's name (its entry in `_observableKeyPaths`).
+    var name: String { get }
     /// Records `value` as the last one told (under the registry's lock) and returns the calls to
     /// make outside it; `nil` when the observed object is gone or `value` is not the property's type.
     func takeChange(_ value: Any) -> (@Sendable () -> Void)?
@@ -215,16 +220,11 @@ public final class _KeyValueObservers: Sendable {
         state.withLock { $0.entries.removeAll { $0.id == id } }
     }
 
-    /// Whether anyone observes `keyPath`.
-    func isObserved(_ keyPath: AnyKeyPath) -> Bool {
-        state.withLock { $0.entries.contains { $0.entry.observedKeyPath == keyPath } }
-    }
-
-    /// Tells the observers of `keyPath` it changed to `newValue`: each handler runs on this
-    /// thread, in the order the observations were made, outside the registry's lock.
-    func changed(_ keyPath: AnyKeyPath, newValue: Any) {
+    /// Tells the observers of the property called `name` it changed to `newValue`: each handler
+    /// runs on this thread, in the order the observations were made, outside the registry's lock.
+    func changed(_ name: String, newValue: Any) {
         let calls = state.withLock { state in
-            state.entries.compactMap { $0.entry.observedKeyPath == keyPath ? $0.entry.takeChange(newValue) : nil }
+            state.entries.compactMap { $0.entry.name == name ? $0.entry.takeChange(newValue) : nil }
         }
         for call in calls { call() }
     }

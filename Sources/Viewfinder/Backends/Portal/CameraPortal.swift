@@ -236,7 +236,7 @@ package final class CameraPortal: Sendable {
         do {
             switch try accessCamera() {
             case 0:
-                receiver.receivePipeWireRemote(try openPipeWireRemote())
+                try receiver.receivePipeWireRemote(openPipeWireRemote())
                 answer = DeviceAuthorization(status: .authorized)
             case 1:
                 answer = DeviceAuthorization(status: .denied, error: deniedError())

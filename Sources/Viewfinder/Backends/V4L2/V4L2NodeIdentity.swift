@@ -8,18 +8,18 @@ import Foundation
 /// the speed it runs at — what the USB bandwidth model (``USBBandwidth``) needs.
 ///
 /// Thread safety: a value type.
-package struct USBLocation: Sendable, Hashable {
+public struct USBLocation: Sendable, Hashable {
     /// The bus, unique on the machine (sysfs `usbN`; a simulated bus adds its own prefix).
-    package var busID: String
+    public var busID: String
     /// The bus number (`busnum`).
-    package var busNumber: Int
+    public var busNumber: Int
     /// The port path on the bus (sysfs `devpath`, `2.1`: port 1 of the hub on port 2).
-    package var port: String
+    public var port: String
     /// The speed the device runs at, in Mbit/s (sysfs `speed`: 1.5, 12, 480, 5000, 10000, …).
-    package var speedMbps: Double
+    public var speedMbps: Double
 
     /// A location; every field is as sysfs names it.
-    package init(busID: String, busNumber: Int, port: String, speedMbps: Double) {
+    public init(busID: String, busNumber: Int, port: String, speedMbps: Double) {
         self.busID = busID
         self.busNumber = busNumber
         self.port = port
