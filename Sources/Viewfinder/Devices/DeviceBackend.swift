@@ -1,6 +1,10 @@
 /// One sample as a device backend hands it to the session, on the device's capture thread: a
 /// video frame, or a chunk of audio (PCM) from a microphone.
-package struct CapturedSample: Sendable {
+///
+/// Part of the backend API: a backend outside the package makes video samples with
+/// ``init(buffer:presentationTime:duration:sequenceNumber:hostArrivalTime:)`` (pixels from a
+/// ``PixelBufferPool``); audio samples are made by the package's own microphone backends.
+public struct CapturedSample: Sendable {
     /// What the sample carries.
     package enum Payload: Sendable {
         /// A video frame's pixels, in memory the backend owns (its ring); released back when the
@@ -13,21 +17,21 @@ package struct CapturedSample: Sendable {
     /// The media.
     package var payload: Payload
     /// Capture time on the device's clock.
-    package var presentationTime: MediaTime
+    public var presentationTime: MediaTime
     /// How long the sample lasts: the frame interval for video.
-    package var duration: MediaTime
+    public var duration: MediaTime
     /// The device's sample counter (frames for video, chunks for audio). Gaps mean samples the
     /// device lost.
-    package var sequenceNumber: UInt64
+    public var sequenceNumber: UInt64
     /// When the sample reached user space, on the host's monotonic clock (for latency figures).
-    package var hostArrivalTime: MediaTime
+    public var hostArrivalTime: MediaTime
     /// Set on the first sample of a stream when the backend skipped samples before it (damaged
     /// frames): the sequence number of the first skipped one, so they count as a gap. `nil`
     /// otherwise.
-    package var streamStartSequenceNumber: UInt64?
+    public var streamStartSequenceNumber: UInt64?
 
     /// A video frame.
-    package init(
+    public init(
         buffer: PixelBuffer, presentationTime: MediaTime, duration: MediaTime, sequenceNumber: UInt64,
         hostArrivalTime: MediaTime
     ) {
@@ -49,7 +53,7 @@ package struct CapturedSample: Sendable {
     }
 
     /// The media type of the payload.
-    package var mediaType: MediaType {
+    public var mediaType: MediaType {
         switch payload {
         case .image: return .video
         case .audio: return .audio
@@ -57,7 +61,7 @@ package struct CapturedSample: Sendable {
     }
 
     /// The pixels of a video frame.
-    package var image: PixelBuffer? {
+    public var image: PixelBuffer? {
         switch payload {
         case .image(let image): return image
         case .audio: return nil
@@ -93,28 +97,32 @@ package struct CapturedSample: Sendable {
 package typealias CapturedFrame = CapturedSample
 
 /// Receives what a streaming device produces. Called on the device's capture thread, which
-/// must never block: implementations queue work and return.
-package protocol DeviceStreamSink: AnyObject, Sendable {
+/// must never block: implementations queue work and return. The session implements it; a
+/// backend only calls it.
+public protocol DeviceStreamSink: AnyObject, Sendable {
     /// A sample arrived.
     func deviceDidCapture(_ frame: CapturedSample)
     /// The device failed; streaming has stopped. `isDisconnect` marks an unplugged device.
     func deviceDidFail(_ error: CaptureError)
     /// The device produced a frame but skipped it for `cause` (streaming goes on). A sink that
-    /// sees only skips for a bounded time posts one runtime error (``StreamStallWatch``).
+    /// sees only skips for a bounded time posts one runtime error (the session's stall watch).
     func deviceDidSkipFrame(_ cause: SkippedFrameCause)
 }
 
 extension DeviceStreamSink {
     /// Sinks that do not watch for stalls ignore skipped frames.
-    package func deviceDidSkipFrame(_ cause: SkippedFrameCause) {}
+    public func deviceDidSkipFrame(_ cause: SkippedFrameCause) {}
 }
 
 /// What a kind of device (a camera family, a virtual camera) implements behind ``CaptureDevice``.
 /// The session and outputs talk only to ``CaptureDevice``; backends never see them.
 ///
+/// A backend outside the package conforms to this, lists its devices through a ``DeviceProvider`` and registers that with
+/// ``CaptureDevice/registerProvider(_:)``, as the built-in backends do.
+///
 /// Thread safety: implementations must be callable from any thread; `startStreaming` and
 /// `stopStreaming` are serialised by the owning ``CaptureDevice``.
-package protocol DeviceBackend: AnyObject, Sendable {
+public protocol DeviceBackend: AnyObject, Sendable {
     /// Stable across runs where the system allows (built from a bus path, say).
     var uniqueID: String { get }
     /// A name for people: the card name.
@@ -150,17 +158,17 @@ package protocol DeviceBackend: AnyObject, Sendable {
 
 extension DeviceBackend {
     /// Cameras produce video.
-    package var mediaTypes: [MediaType] { [.video] }
+    public var mediaTypes: [MediaType] { [.video] }
 
     /// Unknown, unless the backend knows better.
-    package var position: CaptureDevice.Position { .unspecified }
+    public var position: CaptureDevice.Position { .unspecified }
 
     /// No points of interest, unless the backend takes them.
-    package var supportsPointsOfInterest: Bool { false }
+    public var supportsPointsOfInterest: Bool { false }
 
     /// The checks every backend makes before streaming: the device is still connected, offers
     /// `format`, and `format` is one a device can stream in (``CaptureDevice/Format/validate()``).
-    func checkCanStream(_ format: CaptureDevice.Format) throws(CaptureError) {
+    public func checkCanStream(_ format: CaptureDevice.Format) throws(CaptureError) {
         guard isConnected else {
             throw CaptureError(
                 .deviceDisconnected, "'\(localizedName)' is disconnected: reconnect it before starting the session")
@@ -177,8 +185,10 @@ extension DeviceBackend {
     }
 }
 
-/// Finds devices of one backend kind. Registered with ``DeviceRegistry``.
-package protocol DeviceProvider: Sendable {
+/// Finds devices of one backend kind. Registered with
+/// ``CaptureDevice/registerProvider(_:)``; the built-in backends' providers are registered the
+/// same way (`Backends/BuiltInProviders.swift`).
+public protocol DeviceProvider: Sendable {
     /// The backends present now; the registry keeps one ``CaptureDevice`` per unique ID.
     func discoverBackends() -> [any DeviceBackend]
     /// Where this provider's devices sort: lower first (real cameras before virtual ones).

@@ -7,8 +7,13 @@ import Synchronization
 ///
 /// Thread safety: all members may be used from any thread.
 package final class DeviceRegistry: Sendable {
-    /// The process's registry, with the built-in providers (`Backends/BuiltInProviders.swift`).
-    package static let shared = DeviceRegistry(providers: BuiltInProviders.make())
+    /// The process's registry, with the built-in providers, each registered through
+    /// ``register(_:)`` as any backend's is (`Backends/BuiltInProviders.swift`).
+    package static let shared: DeviceRegistry = {
+        let registry = DeviceRegistry(providers: [])
+        BuiltInProviders.register(in: registry)
+        return registry
+    }()
 
     /// The registry `CaptureDevice.devices(for:)` and friends consult: ``shared``, unless a test
     /// binds another for the duration of a task (so simulated cameras stay out of other tests).
@@ -23,7 +28,10 @@ package final class DeviceRegistry: Sendable {
         providers.forEach(startMonitoring)
     }
 
-    /// Adds a provider (tests register simulated drivers this way).
+    /// Adds a provider: its devices are listed from now on, in its ``DeviceProvider/sortOrder``,
+    /// and a ``MonitoringDeviceProvider`` starts reporting hot-plug changes. The one way a
+    /// provider joins a registry: the built-in backends, new backends and tests' simulated drivers
+    /// all come through here (``CaptureDevice/registerProvider(_:)`` for the process's registry).
     package func register(_ provider: any DeviceProvider) {
         providers.withLock { $0.append(provider) }
         startMonitoring(provider)
@@ -81,6 +89,18 @@ package final class DeviceRegistry: Sendable {
 }
 
 extension CaptureDevice {
+    /// Adds a backend's device provider to the registry device lookups consult (the process's,
+    /// or the one a test bound for its task): from now on ``devices(for:)``, ``default(for:)``
+    /// and discovery sessions list its devices, sorted by its ``DeviceProvider/sortOrder`` (the
+    /// built-in V4L2 cameras are 0, ALSA microphones 100, the virtual devices 1000 and up), and a
+    /// ``MonitoringDeviceProvider``'s hot-plug changes are posted as
+    /// ``wasConnectedNotification`` and ``wasDisconnectedNotification``.
+    ///
+    /// The built-in backends register this way too. Register a provider once.
+    public static func registerProvider(_ provider: any DeviceProvider) {
+        DeviceRegistry.current.register(provider)
+    }
+
     /// The default device for `mediaType`: the first real camera, or the virtual test-pattern
     /// camera when the machine has none. `nil` for media types no device produces.
     public static func `default`(for mediaType: MediaType) -> CaptureDevice? {

@@ -66,33 +66,23 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// The recording under way. Confined to `recordingQueue`.
     private var current: Recording?
 
-    private(set) var videoEngine: DeliveryEngine<FileOutputStreamContext, Void>!
+    /// The video: its settings (each connection's encoding) and its engine, whose delivery
+    /// writes each frame.
+    let videoCore: EngineOutputCore<VideoBody>
     /// Delivers the microphone's buffers to the recording queue, in order, beside the video.
-    private(set) var audioEngine: DeliveryEngine<AudioFormat, Void>!
+    let audioCore: EngineOutputCore<AudioBody>
 
     init(bufferBudget: Int = 6) {
         self.bufferBudget = max(1, bufferBudget)
+        let link = OutputLink<CaptureFileOutput>()
+        videoCore = EngineOutputCore(VideoBody(link: link), budgetLimit: self.bufferBudget)
+        audioCore = EngineOutputCore(AudioBody(link: link), budgetLimit: 64)
         super.init()
-        videoEngine = DeliveryEngine(
-            label: "movie-file-output",
-            prepare: { [weak self] sample, context, _, connection in
-                guard let self else { return .ready((), holdsSlot: false) }
-                return self.record(sample, context: context, connection: connection)
-            },
-            consume: { _, _ in },
-            reportDrop: { _ in })
-        videoEngine.discardsLateSamples = false
-        videoEngine.setCallbackQueue(recordingQueue)
-        audioEngine = DeliveryEngine(
-            label: "movie-file-output.audio",
-            prepare: { [weak self] sample, _, _, _ in
-                if let self, let chunk = sample.audio { self.recordAudio(chunk) }
-                return .ready((), holdsSlot: false)
-            },
-            consume: { _, _ in },
-            reportDrop: { _ in })
-        audioEngine.discardsLateSamples = false
-        audioEngine.setCallbackQueue(recordingQueue)
+        link.owner = self
+        // The engines' deliveries run on the recording queue, which confines the recording.
+        videoCore.setDelegate({ [weak self] in self }, queue: recordingQueue)
+        audioCore.setDelegate({ [weak self] in self }, queue: recordingQueue)
+        adopt(videoCore, audioCore)
     }
 
     // MARK: Recording
@@ -195,13 +185,13 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// Counters since the session last started: frames captured while connected, recorded or
     /// passed by while not recording (``CaptureOutput/Statistics/delivered``), dropped by reason.
-    public var statistics: Statistics { videoEngine.statistics }
+    public var statistics: Statistics { videoCore.statistics }
 
     /// Waits until every frame queued so far has reached the encoder and every recording event
     /// queued so far has been handled, for tests and shutdown. Returns `false` on timeout.
     @discardableResult
     func waitUntilIdle(timeout: Double) -> Bool {
-        guard videoEngine.waitUntilDelivered(timeout: timeout) else { return false }
+        guard videoCore.waitUntilDelivered(timeout: timeout) else { return false }
         let done = DispatchSemaphore(value: 0)
         recordingQueue.async { self.delegateCallbackQueue.async { done.signal() } }
         return done.wait(timeout: .now() + timeout) == .success
@@ -223,70 +213,109 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// whatever a player needs added.
     func frameToWrite(_ buffer: PixelBuffer, context: FileOutputStreamContext) -> PixelBuffer { buffer }
 
-    // MARK: Session hooks
+    // MARK: Bodies
 
-    override var acceptedMediaTypes: [MediaType] { [.video, .audio] }
+    /// The video's job on the shared core: ask for what the chosen codec takes (Motion-JPEG for
+    /// passthrough, NV12 for the encoders) and write each accepted frame in `prepare`, on the
+    /// recording queue (nothing is left to hand over).
+    struct VideoBody: OutputBody {
+        let link: OutputLink<CaptureFileOutput>
 
-    override func makeRequest() -> OutputRequest { makeFileRequest(pixelFormat: nil, settings: nil) }
+        var label: String { "movie-file-output" }
+        var acceptedMediaTypes: [MediaType] { [.video] }
+        var initialSettings: FileOutputSettings { FileOutputSettings() }
+        var discardsLateSamplesByDefault: Bool { false }
 
-    /// A request for `pixelFormat` whose streams record with `settings`: a microphone's stream
-    /// feeds the audio engine, a camera's the video engine.
-    func makeFileRequest(pixelFormat: PixelFormat?, settings: MovieOutputSettings?) -> OutputRequest {
-        OutputRequest(pixelFormat: pixelFormat) { [weak self] format, frameDuration in
-            let output = self
-            if let audio = format.audioFormat {
-                return PreparedStream { isRestart in output?.install(audio: audio, isRestart: isRestart) }
+        func resolve(_ settings: FileOutputSettings, for output: CaptureOutput) -> FileOutputSettings {
+            var resolved = settings
+            resolved.chosen =
+                output.connection(with: .video).flatMap { settings.perConnection[ObjectIdentifier($0)] }
+                ?? MovieOutputSettings()
+            return resolved
+        }
+
+        func request(for settings: FileOutputSettings) -> OutputRequest {
+            // Passthrough asks for Motion-JPEG natively (zero copy); encoders take NV12 without a copy.
+            OutputRequest(pixelFormat: settings.chosen?.codec == .jpeg ? .mjpeg : .nv12VideoRange)
+        }
+
+        func makeContext(
+            format: CaptureDevice.Format, frameDuration: MediaTime, settings: FileOutputSettings
+        ) throws(CaptureError) -> FileOutputStreamContext {
+            FileOutputStreamContext(format: format, frameDuration: frameDuration, settings: settings.chosen)
+        }
+
+        func prepare(
+            _ sample: CapturedSample, context: FileOutputStreamContext, budget: FrameBudget,
+            connection: CaptureConnection
+        ) -> DeliveryEngine<FileOutputStreamContext, Void>.Preparation {
+            link.owner?.record(sample, context: context, connection: connection) ?? .ready((), holdsSlot: false)
+        }
+
+        func consume(
+            _ product: Void, from connection: CaptureConnection, output: CaptureOutput, delegate: CaptureFileOutput
+        ) {}
+
+        func reportDrop(
+            _ drop: DeliveryEngine<FileOutputStreamContext, Void>.DropReport, output: CaptureOutput,
+            delegate: CaptureFileOutput
+        ) {}
+
+        func sessionDidStopRunning(failure: CaptureError?, output: CaptureOutput) {
+            link.owner?.sessionStopped(failure: failure)
+        }
+
+        func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError, output: CaptureOutput) {
+            link.owner?.interrupted(lostDevice: lostDevice, error: error)
+        }
+    }
+
+    /// The microphone's job: its buffers become the AAC track of recordings that start while its
+    /// stream runs (interleaved 16-bit or float PCM), written in `prepare` on the recording queue.
+    struct AudioBody: OutputBody {
+        let link: OutputLink<CaptureFileOutput>
+
+        var label: String { "movie-file-output.audio" }
+        var acceptedMediaTypes: [MediaType] { [.audio] }
+        var initialSettings: Void { () }
+        var discardsLateSamplesByDefault: Bool { false }
+
+        func request(for settings: Void) -> OutputRequest { OutputRequest() }
+
+        func makeContext(
+            format: CaptureDevice.Format, frameDuration: MediaTime, settings: Void
+        ) throws(CaptureError) -> AudioFormat {
+            guard let audio = format.audioFormat else {
+                throw CaptureError(
+                    .unsupportedFormat, "a movie's audio track takes audio, but the device streams \(format)")
             }
-            let context = FileOutputStreamContext(format: format, frameDuration: frameDuration, settings: settings)
-            return PreparedStream { isRestart in output?.install(video: context, isRestart: isRestart) }
+            return audio
         }
-    }
 
-    /// The microphone's stream: its buffers become the AAC track of recordings that start after
-    /// this (interleaved 16-bit or float PCM).
-    private func install(audio: AudioFormat, isRestart: Bool) {
-        audioTrackFormat.withLock { $0 = audio }
-        if isRestart || !audioEngine.isStreaming {
-            audioEngine.beginStream(context: audio, budgetLimit: 64)
-        } else {
-            audioEngine.replaceContext(audio)
+        func streamDidBegin(_ context: AudioFormat) { link.owner?.audioTrackFormat.withLock { $0 = context } }
+
+        func streamDidEnd(mediaType: MediaType, output: CaptureOutput) {
+            link.owner?.audioTrackFormat.withLock { $0 = nil }
         }
-    }
 
-    private func install(video context: FileOutputStreamContext, isRestart: Bool) {
-        if isRestart || !videoEngine.isStreaming {
-            videoEngine.beginStream(context: context, budgetLimit: bufferBudget)
-        } else {
-            videoEngine.replaceContext(context)
+        func prepare(
+            _ sample: CapturedSample, context: AudioFormat, budget: FrameBudget, connection: CaptureConnection
+        ) -> DeliveryEngine<AudioFormat, Void>.Preparation {
+            if let chunk = sample.audio { link.owner?.recordAudio(chunk) }
+            return .ready((), holdsSlot: false)
         }
+
+        func consume(
+            _ product: Void, from connection: CaptureConnection, output: CaptureOutput, delegate: CaptureFileOutput
+        ) {}
+
+        func reportDrop(
+            _ drop: DeliveryEngine<AudioFormat, Void>.DropReport, output: CaptureOutput, delegate: CaptureFileOutput
+        ) {}
     }
 
-    override func sessionWillStartRunning() {
-        videoEngine.resetStatistics()
-        audioEngine.resetStatistics()
-    }
-
-    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        switch connection.mediaType {
-        case .video:
-            videoEngine.receive(sample, from: connection)
-        case .audio:
-            audioEngine.receive(sample, from: connection)
-        default:
-            break
-        }
-    }
-
-    override func streamDidStop(mediaType: MediaType) {
-        if mediaType == .audio {
-            audioEngine.endStream(waitingUpTo: 5)
-            audioTrackFormat.withLock { $0 = nil }
-        } else {
-            videoEngine.endStream(waitingUpTo: 5)
-        }
-    }
-
-    override func sessionDidStopRunning(failure: CaptureError?) {
+    /// The session stopped (after `failure`, or asked to): the recording under way finishes.
+    private func sessionStopped(failure: CaptureError?) {
         let error = failure.map {
             CaptureError(.sessionWasInterrupted, "the session stopped after a failure: \($0.message)", errno: $0.errno)
         }
@@ -295,7 +324,8 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
-    override func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {
+    /// The session lost `lostDevice`: the recording under way ends, saying whether it was ours.
+    private func interrupted(lostDevice: CaptureDevice, error: CaptureError) {
         let ours = connections.contains { $0.device === lostDevice }
         let ending =
             ours
@@ -316,7 +346,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     /// Writes one video frame to the current recording (on the recording queue, inside the
     /// engine's delivery).
-    private func record(
+    fileprivate func record(
         _ sample: CapturedSample, context: FileOutputStreamContext, connection: CaptureConnection
     ) -> DeliveryEngine<FileOutputStreamContext, Void>.Preparation {
         guard let recording = current, let writer = recording.writer else { return .ready((), holdsSlot: false) }
@@ -498,6 +528,13 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         guard statvfs(url.deletingLastPathComponent().path, &info) == 0 else { return nil }
         return Int64(info.f_bavail) * Int64(info.f_frsize)
     }
+}
+
+/// What a file output's video is set to: each connection's encoding, and (once read for a
+/// negotiation) the one chosen for its video connection.
+struct FileOutputSettings: Sendable {
+    var perConnection: [ObjectIdentifier: MovieOutputSettings] = [:]
+    var chosen: MovieOutputSettings?
 }
 
 /// What a file output negotiated for a stream: the device's format and rate, and the settings

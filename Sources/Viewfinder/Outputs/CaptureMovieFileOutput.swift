@@ -24,7 +24,6 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     private struct Settings {
         var fragmentInterval = MediaTime(value: 10, timescale: 1)
         var metadata: [String: String] = [:]
-        var perConnection: [ObjectIdentifier: MovieOutputSettings] = [:]
         var failAfterBytes: Int64?
     }
     private let settings = Mutex(Settings())
@@ -66,7 +65,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         }
     }
 
-    /// The codecs ``setOutputSettings(_:for:)`` accepts now: H.264 and HEVC where this FFmpeg
+    /// The codecs ``setOutputSettings(_:for:)-(MovieOutputSettings?,_)`` accepts now: H.264 and HEVC where this FFmpeg
     /// build has them, and ``VideoCodecType/jpeg`` when the connected camera delivers Motion-JPEG.
     public var availableVideoCodecTypes: [VideoCodecType] {
         var codecs = [VideoCodecType.h264, .hevc].filter { $0.movieCodec?.isAvailable == true }
@@ -78,7 +77,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
 
     /// The encoding of `connection`'s video (defaults until set).
     public func outputSettings(for connection: CaptureConnection) -> MovieOutputSettings {
-        settings.withLock { $0.perConnection[ObjectIdentifier(connection)] } ?? MovieOutputSettings()
+        videoCore.currentSettings.perConnection[ObjectIdentifier(connection)] ?? MovieOutputSettings()
     }
 
     /// Sets how `connection`'s video is encoded; `nil` restores the defaults. Applies from the next
@@ -86,6 +85,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// Throws ``CaptureError/Code/invalidArgument`` when `connection` is not this output's or the
     /// settings are out of range, ``CaptureError/Code/unsupportedFormat`` for a codec not in
     /// ``availableVideoCodecTypes``.
+    @_disfavoredOverload  // `setOutputSettings(nil, for:)` without `try` is AVFoundation's dictionary form.
     public func setOutputSettings(_ outputSettings: MovieOutputSettings?, for connection: CaptureConnection)
         throws(CaptureError)
     {
@@ -102,16 +102,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
                 )
             }
         }
-        let key = ObjectIdentifier(connection)
-        let previous = settings.withLock { settings in
-            defer { settings.perConnection[key] = outputSettings }
-            return settings.perConnection[key]
-        }
-        do {
-            try requestDidChange()
-        } catch {
-            settings.withLock { $0.perConnection[key] = previous }
-            throw error
+        try videoCore.applyChange { settings, _ in settings.perConnection[ObjectIdentifier(connection)] = outputSettings
         }
     }
 
@@ -122,12 +113,6 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     }
 
     // MARK: Writer
-
-    override func makeRequest() -> OutputRequest {
-        let chosen = connection(with: .video).map { outputSettings(for: $0) } ?? MovieOutputSettings()
-        // Passthrough asks for Motion-JPEG natively (zero copy); encoders take NV12 without a copy.
-        return makeFileRequest(pixelFormat: chosen.codec == .jpeg ? .mjpeg : .nv12VideoRange, settings: chosen)
-    }
 
     override func makeWriterOptions() -> MovieWriterOptions {
         var options = MovieWriterOptions()

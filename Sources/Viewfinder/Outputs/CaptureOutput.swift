@@ -64,6 +64,15 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
         driver = core
     }
 
+    /// Makes `video` answer this output's video hooks and `audio` its audio hooks (an output fed
+    /// by a camera and a microphone: ``MediaRoutedDriver``). Called once, from the output's `init`.
+    func adopt<Video: OutputBody, Audio: OutputBody>(_ video: EngineOutputCore<Video>, _ audio: EngineOutputCore<Audio>)
+    {
+        video.attach(to: self)
+        audio.attach(to: self)
+        driver = MediaRoutedDriver(video: video, audio: audio)
+    }
+
     /// The media types the output takes; the session connects it to the first input port of each.
     var acceptedMediaTypes: [MediaType] { driver?.acceptedMediaTypes ?? [] }
 
@@ -96,11 +105,13 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
 
     /// The session stopped running — ``CaptureSession/stopRunning()``, or because of `failure` —
     /// after every stream stopped (not called for the restarts of a commit).
-    func sessionDidStopRunning(failure: CaptureError?) {}
+    func sessionDidStopRunning(failure: CaptureError?) { driver?.sessionDidStopRunning(failure: failure) }
 
     /// A device of the session was lost mid-run (unplugged): its stream has stopped and the session
     /// is interrupted. Called on every output of the session, fed by that device or not.
-    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {}
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {
+        driver?.sessionWasInterrupted(lostDevice: lostDevice, error: error)
+    }
 
     // MARK: Settings
 

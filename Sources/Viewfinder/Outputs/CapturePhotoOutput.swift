@@ -28,18 +28,21 @@ import Synchronization
 ///
 /// Thread safety: every member may be used from any thread.
 public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
-    // unchecked: state lives in the pipeline's Mutex; `highResolution` is an Atomic.
+    // unchecked: state lives in the pipeline's Mutex and the core; `highResolution` is an Atomic.
     /// The uncompressed formats photos can come in.
     static let photoPixelFormats: [PixelFormat] = [.bgra, .nv12VideoRange, .nv12FullRange]
 
-    let pipeline = PhotoCapturePipeline(label: "photo-output")
+    let pipeline = PhotoCapturePipeline(label: "photo-output", kind: .photo)
+    let core: EngineOutputCore<PhotoCapturePipeline.Body>
+    /// Key-value observers and the porting surface's settings (`Porting/KeyValueObserving+Capture.swift`).
+    let porting = PortingState(PhotoOutputExtras())
 
     /// A photo output.
     public override init() {
+        core = pipeline.makeCore()
         super.init()
+        adopt(core)
     }
-
-    override var acceptedMediaTypes: [MediaType] { [.video] }
 
     // MARK: Capabilities
 
@@ -56,7 +59,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// The size photos are taken at: the negotiated stream's size while the session runs,
     /// otherwise the connected camera's active format's size (zero with no camera).
     public var maxPhotoDimensions: CaptureDevice.Dimensions {
-        if let context = pipeline.context { return context.format.dimensions }
+        if let context = core.context { return context.format.dimensions }
         let device = connection(with: .video)?.device
         return device?.activeFormat.dimensions ?? CaptureDevice.Dimensions(width: 0, height: 0)
     }
@@ -74,7 +77,7 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     }
 
     /// Counters of the frames the output took photos from (frames it did not want are not counted).
-    public var statistics: Statistics { pipeline.statistics }
+    public var statistics: Statistics { core.statistics }
 
     // MARK: Taking photos
 
@@ -84,77 +87,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// no enabled video connection) reaches the delegate's callbacks with the error.
     public func capturePhoto(with settings: CapturePhotoSettings, delegate: any CapturePhotoCaptureDelegate) {
         let client = DelegateClient(output: self, delegate: delegate)
-        let (request, refusal) = makeRequest(settings, client: client)
+        let (request, refusal) = pipeline.makeRequest(settings, client: client, output: self, context: core.context)
         pipeline.submit(request, refusal: refusal)
-    }
-
-    func makeRequest(
-        _ settings: CapturePhotoSettings, client: any PhotoRequestClient
-    ) -> (PhotoRequest, CaptureError?) {
-        let snapshot = settings.snapshot
-        let resolved = CaptureResolvedPhotoSettings(
-            uniqueID: settings.uniqueID,
-            photoDimensions: pipeline.context?.format.dimensions ?? .init(width: 0, height: 0),
-            photoCodecType: settings.photoCodecType, photoPixelFormatType: settings.photoPixelFormatType,
-            isFlashEnabled: false, expectedPhotoCount: 1)
-        var refusal = settings.formatError
-        if refusal == nil, snapshot.flashMode != .off {
-            refusal = CaptureError(
-                .invalidArgument, "this camera has no flash: use flashMode .off (see supportedFlashModes)")
-        }
-        if refusal == nil {
-            var probe = EXIFMetadata()
-            do throws(CaptureError) { try probe.apply(snapshot.metadata) } catch { refusal = error }
-        }
-        if refusal == nil {
-            if session?.isRunning != true {
-                refusal = CaptureError(
-                    .sessionNotRunning, "the session is not running: call startRunning() before taking a photo")
-            } else if let connection = connection(with: .video) {
-                if !connection.isEnabled {
-                    refusal = CaptureError(
-                        .invalidArgument, "the photo output's video connection is disabled: enable it to take photos")
-                }
-            } else {
-                refusal = CaptureError(
-                    .noInputs, "the photo output has no video connection: add a camera input to the session")
-            }
-        }
-        let request = PhotoRequest(
-            resolved: resolved, format: settings.resolvedFormat ?? .jpeg(quality: CapturePhotoSettings.defaultQuality),
-            userMetadata: snapshot.metadata, client: client, acceptedAt: .invalid)
-        return (request, refusal)
     }
 
     /// Waits until every callback queued so far has run (tests, demos).
     @discardableResult
-    func waitUntilIdle(timeout: Double) -> Bool { pipeline.waitUntilIdle(timeout: timeout) }
-
-    // MARK: Session hooks
-
-    override func makeRequest() -> OutputRequest { pipeline.makeRequest() }
-
-    override func sessionWillStartRunning() { pipeline.resetStatistics() }
-
-    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        pipeline.receive(sample, from: connection)
-    }
-
-    override func streamDidStop(mediaType: MediaType) {
-        pipeline.streamDidStop(error: self.stopError())
-    }
-
-    /// Why requests still waiting when the stream stopped failed.
-    func stopError() -> CaptureError {
-        let device = connection(with: .video)?.device
-        if let device, !device.isConnected {
-            return CaptureError(
-                .deviceDisconnected,
-                "'\(device.localizedName)' was disconnected before the photo was taken: reconnect it and take it again")
-        }
-        return CaptureError(
-            .sessionNotRunning, "the camera stream stopped before the photo was taken: take it again once it runs")
-    }
+    func waitUntilIdle(timeout: Double) -> Bool { pipeline.waitUntilIdle(core, timeout: timeout) }
 }
 
 /// Forwards a request's callbacks to a photo delegate (held weakly).

@@ -25,16 +25,17 @@ import Synchronization
 /// Thread safety: every member may be used from any thread; completion handlers run on a private
 /// serial queue, one at a time.
 public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
-    // unchecked: the settings are in a Mutex; the rest lives in the pipeline.
-    private let photos = CapturePhotoOutput()
+    // unchecked: the settings are in a Mutex; the rest lives in the pipeline and the core.
+    private let pipeline = PhotoCapturePipeline(label: "still-image-output", kind: .stillImage)
+    private let core: EngineOutputCore<PhotoCapturePipeline.Body>
     private let format = Mutex<CapturePhotoSettings?>(nil)
 
     /// A still image output writing JPEG.
     public override init() {
+        core = pipeline.makeCore()
         super.init()
+        adopt(core)
     }
-
-    override var acceptedMediaTypes: [MediaType] { [.video] }
 
     /// What stills are: `[VideoCodecKey: VideoCodecType.jpeg]` (the default; ``VideoQualityKey``
     /// may be added) or `[kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_32BGRA]` (or an
@@ -54,7 +55,7 @@ public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
     public var availableImageDataCVPixelFormatTypes: [OSType] { CapturePhotoOutput.photoPixelFormats.map(\.rawValue) }
 
     /// Whether a capture was asked for and has not completed yet.
-    public var isCapturingStillImage: Bool { photos.pipeline.isCapturing }
+    public var isCapturingStillImage: Bool { pipeline.isCapturing }
 
     /// Takes a still from the next frame of `connection` (one of this output's) and calls
     /// `completionHandler` with it, or with the error, exactly once, on a private serial queue.
@@ -65,14 +66,14 @@ public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
         let current = format.withLock { $0 }
         let settings = current.map(CapturePhotoSettings.init(from:)) ?? CapturePhotoSettings()
         let client = CompletionClient(handler: completionHandler)
-        let (request, refused) = makeRequest(settings, client: client)
+        let (request, refused) = pipeline.makeRequest(settings, client: client, output: self, context: core.context)
         var refusal = refused
         if refusal == nil, !connections.contains(where: { $0 === connection }) {
             refusal = CaptureError(
                 .invalidArgument,
                 "the connection is not one of this still image output's: pass connection(with: .video)")
         }
-        photos.pipeline.submit(request, refusal: refusal)
+        pipeline.submit(request, refusal: refusal)
     }
 
     /// The JPEG file's bytes of a still taken as JPEG; `nil` for other buffers.
@@ -83,57 +84,9 @@ public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
         return Data(bytes: image.baseAddress, count: image.dataSize)
     }
 
-    /// The request, checked against this output's session and connections.
-    private func makeRequest(
-        _ settings: CapturePhotoSettings, client: any PhotoRequestClient
-    ) -> (PhotoRequest, CaptureError?) {
-        // The photo output is not in the session: borrow this output's session state.
-        let (request, refused) = photos.makeRequest(settings, client: client)
-        var refusal = refused
-        if refusal?.code == .sessionNotRunning || refusal?.code == .noInputs {
-            refusal = nil
-        }
-        if refusal == nil {
-            if session?.isRunning != true {
-                refusal = CaptureError(
-                    .sessionNotRunning, "the session is not running: call startRunning() before capturing a still")
-            } else if let connection = connection(with: .video) {
-                if !connection.isEnabled {
-                    refusal = CaptureError(.invalidArgument, "the still image output's video connection is disabled")
-                }
-            } else {
-                refusal = CaptureError(
-                    .noInputs, "the still image output has no video connection: add a camera input to the session")
-            }
-        }
-        return (request, refusal)
-    }
-
-    // MARK: Session hooks
-
-    override func makeRequest() -> OutputRequest { photos.pipeline.makeRequest() }
-
-    override func sessionWillStartRunning() { photos.pipeline.resetStatistics() }
-
-    override func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        photos.pipeline.receive(sample, from: connection)
-    }
-
-    override func streamDidStop(mediaType: MediaType) {
-        let device = connection(with: .video)?.device
-        photos.pipeline.streamDidStop(
-            error: device.map { !$0.isConnected } == true
-                ? CaptureError(
-                    .deviceDisconnected,
-                    "'\(device?.localizedName ?? "the camera")' was disconnected before the still was taken: reconnect it and try again"
-                )
-                : CaptureError(
-                    .sessionNotRunning, "the camera stream stopped before the still was taken: try again once it runs"))
-    }
-
     /// Waits until every completion queued so far has run (tests).
     @discardableResult
-    func waitUntilIdle(timeout: Double) -> Bool { photos.pipeline.waitUntilIdle(timeout: timeout) }
+    func waitUntilIdle(timeout: Double) -> Bool { pipeline.waitUntilIdle(core, timeout: timeout) }
 }
 
 extension SampleBuffer.AttachmentKey {

@@ -63,6 +63,23 @@ protocol OutputBody: Sendable {
     /// Given each product once it was consumed and the engine let go of it; may reuse it if it
     /// holds the last reference. Leaves `nil`.
     func recycle(_ product: inout Product?)
+
+    /// Whether the engine takes `sample` at all, on the capture thread (must not block). A sample
+    /// it does not take is skipped: not counted, its sequence number kept so no gap is reported
+    /// (a photo output takes only the frames requests wait for). By default every sample.
+    func admits(_ sample: CapturedSample, from connection: CaptureConnection) -> Bool
+
+    /// A stream with `context` was installed (new, or replacing the running one).
+    func streamDidBegin(_ context: Context)
+
+    /// The stream carrying `mediaType` stopped and everything it queued was handed over.
+    func streamDidEnd(mediaType: MediaType, output: CaptureOutput)
+
+    /// The session stopped running (for `failure`, or `nil` when asked to), after every stream.
+    func sessionDidStopRunning(failure: CaptureError?, output: CaptureOutput)
+
+    /// The session lost `lostDevice` mid-run with `error` (whether it fed this output or not).
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError, output: CaptureOutput)
 }
 
 extension OutputBody {
@@ -70,6 +87,11 @@ extension OutputBody {
     var discardsLateSamplesByDefault: Bool { true }
     var staging: DeliveryEngine<Context, Product>.Staging? { nil }
     func recycle(_ product: inout Product?) { product = nil }
+    func admits(_ sample: CapturedSample, from connection: CaptureConnection) -> Bool { true }
+    func streamDidBegin(_ context: Context) {}
+    func streamDidEnd(mediaType: MediaType, output: CaptureOutput) {}
+    func sessionDidStopRunning(failure: CaptureError?, output: CaptureOutput) {}
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError, output: CaptureOutput) {}
 }
 
 /// The plumbing every engine-backed output shares, written once: it owns the output's
@@ -101,13 +123,14 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
         init(_ read: @escaping () -> Body.Delegate?) { self.read = read }
     }
 
-    /// A core for `body` with `budgetLimit` samples in flight at most.
-    init(_ body: Body, budgetLimit: Int) {
+    /// A core for `body` with `budgetLimit` samples in flight at most; `label` names its queues
+    /// (the body's label by default).
+    init(_ body: Body, budgetLimit: Int, label: String? = nil) {
         self.body = body
         self.budgetLimit = max(1, budgetLimit)
         settings = Mutex(body.initialSettings)
         engine = DeliveryEngine(
-            label: body.label, staging: body.staging,
+            label: label ?? body.label, staging: body.staging,
             prepare: { sample, context, budget, connection in
                 body.prepare(sample, context: context, budget: budget, connection: connection)
             },
@@ -223,6 +246,7 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
         } else {
             engine.replaceContext(context)
         }
+        body.streamDidBegin(context)
     }
 
     func sessionWillStartRunning() {
@@ -231,12 +255,25 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
     }
 
     func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        engine.receive(sample, from: connection)
+        if body.admits(sample, from: connection) {
+            engine.receive(sample, from: connection)
+        } else {
+            engine.skip(sample)
+        }
     }
 
     func streamDidStop(mediaType: MediaType) {
         // Bounded: a delegate stuck forever must not hang stopRunning().
         engine.endStream(waitingUpTo: 5)
+        if let owner { body.streamDidEnd(mediaType: mediaType, output: owner) }
+    }
+
+    func sessionDidStopRunning(failure: CaptureError?) {
+        if let owner { body.sessionDidStopRunning(failure: failure, output: owner) }
+    }
+
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {
+        if let owner { body.sessionWasInterrupted(lostDevice: lostDevice, error: error, output: owner) }
     }
 
     // MARK: Figures
@@ -259,6 +296,72 @@ protocol OutputDriver: AnyObject, Sendable {
     func sessionWillStartRunning()
     func receive(_ sample: CapturedSample, from connection: CaptureConnection)
     func streamDidStop(mediaType: MediaType)
+    func sessionDidStopRunning(failure: CaptureError?)
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError)
+}
+
+/// Drives an output fed by a camera and a microphone through one core per media (the movie file
+/// output: its video and its audio each have an engine), routing each hook by media type: a
+/// negotiated audio format goes to the audio core's stream, any other to the video core's.
+final class MediaRoutedDriver: OutputDriver {
+    let video: any OutputDriver
+    let audio: any OutputDriver
+
+    init(video: any OutputDriver, audio: any OutputDriver) {
+        self.video = video
+        self.audio = audio
+    }
+
+    var acceptedMediaTypes: [MediaType] { video.acceptedMediaTypes + audio.acceptedMediaTypes }
+
+    func makeRequest() -> OutputRequest {
+        var request = video.makeRequest()
+        let videoStream = request.prepare
+        let audioStream = audio.makeRequest().prepare
+        request.prepare = { format, frameDuration throws(CaptureError) in
+            try format.audioFormat == nil ? videoStream(format, frameDuration) : audioStream(format, frameDuration)
+        }
+        return request
+    }
+
+    func sessionWillStartRunning() {
+        video.sessionWillStartRunning()
+        audio.sessionWillStartRunning()
+    }
+
+    func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        switch connection.mediaType {
+        case .video: video.receive(sample, from: connection)
+        case .audio: audio.receive(sample, from: connection)
+        default: break
+        }
+    }
+
+    func streamDidStop(mediaType: MediaType) {
+        if mediaType == .audio {
+            audio.streamDidStop(mediaType: mediaType)
+        } else {
+            video.streamDidStop(mediaType: mediaType)
+        }
+    }
+
+    func sessionDidStopRunning(failure: CaptureError?) {
+        video.sessionDidStopRunning(failure: failure)
+        audio.sessionDidStopRunning(failure: failure)
+    }
+
+    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {
+        video.sessionWasInterrupted(lostDevice: lostDevice, error: error)
+        audio.sessionWasInterrupted(lostDevice: lostDevice, error: error)
+    }
+}
+
+/// Lets a body reach the output it works for: a body is made before its output exists, so the
+/// output sets ``owner`` once, at the end of its `init`, before any stream.
+// unchecked: `owner` is written once, before the output is shared, and only read afterwards.
+final class OutputLink<Owner: AnyObject>: @unchecked Sendable {
+    /// The output, while it is alive.
+    weak var owner: Owner?
 }
 
 /// An output's stream, built for a negotiated format without changing the output (so a

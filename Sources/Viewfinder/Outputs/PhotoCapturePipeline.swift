@@ -28,20 +28,70 @@ struct PhotoStreamContext: Sendable {
     let frameDuration: MediaTime
 }
 
-/// The machinery behind ``CapturePhotoOutput`` and ``CaptureStillImageOutput``: it composes a
-/// ``DeliveryEngine`` that sees a frame only when requests wait for one.
+/// Which output a pipeline serves, for the words of its errors.
+enum PhotoOutputKind: Sendable {
+    /// ``CapturePhotoOutput``.
+    case photo
+    /// ``CaptureStillImageOutput``.
+    case stillImage
+
+    /// Why a request cannot be taken on `output` now (not running, no or a disabled video
+    /// connection), or `nil`.
+    func sessionRefusal(for output: CaptureOutput) -> CaptureError? {
+        if output.session?.isRunning != true {
+            let taking = self == .photo ? "taking a photo" : "capturing a still"
+            return CaptureError(.sessionNotRunning, "the session is not running: call startRunning() before \(taking)")
+        }
+        guard let connection = output.connection(with: .video) else {
+            let name = self == .photo ? "photo output" : "still image output"
+            return CaptureError(.noInputs, "the \(name) has no video connection: add a camera input to the session")
+        }
+        guard connection.isEnabled else {
+            return self == .photo
+                ? CaptureError(
+                    .invalidArgument, "the photo output's video connection is disabled: enable it to take photos")
+                : CaptureError(.invalidArgument, "the still image output's video connection is disabled")
+        }
+        return nil
+    }
+
+    /// Why requests still waiting when `output`'s stream stopped failed.
+    func stopError(for output: CaptureOutput) -> CaptureError {
+        let device = output.connection(with: .video)?.device
+        if let device, !device.isConnected {
+            return self == .photo
+                ? CaptureError(
+                    .deviceDisconnected,
+                    "'\(device.localizedName)' was disconnected before the photo was taken: reconnect it and take it again"
+                )
+                : CaptureError(
+                    .deviceDisconnected,
+                    "'\(device.localizedName)' was disconnected before the still was taken: reconnect it and try again")
+        }
+        return self == .photo
+            ? CaptureError(
+                .sessionNotRunning, "the camera stream stopped before the photo was taken: take it again once it runs")
+            : CaptureError(
+                .sessionNotRunning, "the camera stream stopped before the still was taken: try again once it runs")
+    }
+}
+
+/// The machinery behind ``CapturePhotoOutput`` and ``CaptureStillImageOutput``: the requests
+/// waiting for a frame, and the body (``Body``) that puts them on the shared output core, whose
+/// engine sees a frame only when requests wait for one.
 ///
 /// On the capture thread a frame that arrives after waiting requests claims them (a batch keyed
-/// by its sequence number) and goes to the engine; every other frame is skipped, uncounted, so the
-/// engine's statistics count photo frames only and the stream is never touched. On the engine's
-/// delivery path (the pipeline's own serial queue) the frame is encoded for each request of the
-/// batches up to its sequence number (a batch whose frame the engine dropped goes with the next
-/// one, still in order), and the callbacks run. A stream that stops fails what is left.
+/// by its sequence number) and goes to the engine; every other frame is skipped, uncounted
+/// (``OutputBody/admits(_:from:)``), so the engine's statistics count photo frames only and the
+/// stream is never touched. On the engine's delivery path (the pipeline's own serial queue) the
+/// frame is encoded for each request of the batches up to its sequence number (a batch whose frame
+/// the engine dropped goes with the next one, still in order), and the callbacks run. A stream
+/// that stops fails what is left.
 ///
 /// Thread safety: every member may be used from any thread; state is in a Mutex, callbacks run
 /// on ``queue`` only, one at a time, never under the lock.
 final class PhotoCapturePipeline: @unchecked Sendable {
-    // unchecked: state is in a Mutex; `engine` is set once in init; `worker` is used on `queue` only.
+    // unchecked: state is in a Mutex; `worker` is used on `queue` only.
     /// A frame handed from the engine, with the batches it serves.
     struct Frame {
         let sample: CapturedSample
@@ -67,30 +117,107 @@ final class PhotoCapturePipeline: @unchecked Sendable {
 
     /// The serial queue every callback runs on (and photos are encoded on).
     let queue: DispatchQueue
+    let kind: PhotoOutputKind
     private let state = Mutex(State())
-    private var engine: DeliveryEngine<PhotoStreamContext, Frame>!
     private let worker = PhotoWorker()
     private let host = HostClock()
 
     /// Frames the engine may hold at once (a slow encode while more requests come).
     static let budgetLimit = 3
 
-    init(label: String) {
+    init(label: String, kind: PhotoOutputKind) {
         queue = DispatchQueue(label: "viewfinder.\(label).callbacks")
-        engine = DeliveryEngine(
-            label: label,
-            prepare: { [weak self] sample, context, _, _ in
-                .ready(
-                    Frame(sample: sample, context: context, requests: self?.takeBatches(upTo: sample) ?? []),
-                    holdsSlot: false)
-            },
-            consume: { [weak self] frame, connection in self?.process(frame, from: connection) },
-            reportDrop: { [weak self] drop in self?.dropped(drop) })
-        engine.discardsLateSamples = false
-        engine.setCallbackQueue(queue)
+        self.kind = kind
+    }
+
+    /// The output's job on the shared core: ask the device for nothing, take only the frames
+    /// requests wait for, make their photos. Its "delegate" is the pipeline itself (callbacks go
+    /// to each request's client), called on the pipeline's queue.
+    struct Body: OutputBody {
+        let pipeline: PhotoCapturePipeline
+
+        var label: String { pipeline.kind == .photo ? "photo-output" : "still-image-output" }
+        var acceptedMediaTypes: [MediaType] { [.video] }
+        var initialSettings: Void { () }
+        var discardsLateSamplesByDefault: Bool { false }
+
+        /// A photo output asks nothing of the device; its stream context is the format it streams.
+        func request(for settings: Void) -> OutputRequest { OutputRequest() }
+
+        func makeContext(
+            format: CaptureDevice.Format, frameDuration: MediaTime, settings: Void
+        ) throws(CaptureError) -> PhotoStreamContext {
+            PhotoStreamContext(format: format, frameDuration: frameDuration)
+        }
+
+        func admits(_ sample: CapturedSample, from connection: CaptureConnection) -> Bool {
+            pipeline.claims(sample, from: connection)
+        }
+
+        func streamDidBegin(_ context: PhotoStreamContext) { pipeline.streamDidBegin() }
+
+        func streamDidEnd(mediaType: MediaType, output: CaptureOutput) {
+            pipeline.streamDidStop(error: pipeline.kind.stopError(for: output))
+        }
+
+        func prepare(
+            _ sample: CapturedSample, context: PhotoStreamContext, budget: FrameBudget, connection: CaptureConnection
+        ) -> DeliveryEngine<PhotoStreamContext, Frame>.Preparation {
+            .ready(
+                Frame(sample: sample, context: context, requests: pipeline.takeBatches(upTo: sample)), holdsSlot: false)
+        }
+
+        func consume(
+            _ frame: Frame, from connection: CaptureConnection, output: CaptureOutput, delegate: PhotoCapturePipeline
+        ) {
+            delegate.process(frame, from: connection)
+        }
+
+        func reportDrop(
+            _ drop: DeliveryEngine<PhotoStreamContext, Frame>.DropReport, output: CaptureOutput,
+            delegate: PhotoCapturePipeline
+        ) {
+            delegate.dropped(drop)
+        }
+    }
+
+    /// A core running this pipeline, its callbacks on ``queue``.
+    func makeCore() -> EngineOutputCore<Body> {
+        let core = EngineOutputCore(Body(pipeline: self), budgetLimit: Self.budgetLimit)
+        core.setDelegate({ [self] in self }, queue: queue)
+        return core
     }
 
     // MARK: Requests
+
+    /// The request for `settings` on `output`, whose stream negotiated `context`, and why it cannot
+    /// be taken (settings that cannot be used, a flash, bad metadata, `output` not running or
+    /// without an enabled video connection), or `nil`.
+    func makeRequest(
+        _ settings: CapturePhotoSettings, client: any PhotoRequestClient, output: CaptureOutput,
+        context: PhotoStreamContext?
+    ) -> (PhotoRequest, CaptureError?) {
+        let snapshot = settings.snapshot
+        let resolved = CaptureResolvedPhotoSettings(
+            uniqueID: settings.uniqueID,
+            photoDimensions: context?.format.dimensions ?? .init(width: 0, height: 0),
+            photoCodecType: settings.photoCodecType, photoPixelFormatType: settings.photoPixelFormatType,
+            isFlashEnabled: false, expectedPhotoCount: 1)
+        var refusal = settings.formatError
+        if refusal == nil, snapshot.flashMode != .off {
+            refusal = CaptureError(
+                .invalidArgument, "this camera has no flash: use flashMode .off (see supportedFlashModes)")
+        }
+        if refusal == nil {
+            var probe = EXIFMetadata()
+            do throws(CaptureError) { try probe.apply(snapshot.metadata) } catch { refusal = error }
+        }
+        if refusal == nil { refusal = kind.sessionRefusal(for: output) }
+        let request = PhotoRequest(
+            resolved: resolved, format: settings.resolvedFormat ?? .jpeg(quality: CapturePhotoSettings.defaultQuality),
+            userMetadata: snapshot.metadata, client: client, acceptedAt: .invalid)
+        return (request, refusal)
+    }
 
     /// Accepts `request` for the next frame, or — with `refusal`, a reused ID or no stream —
     /// fails it; either way its callbacks are queued (``PhotoRequestClient/willBeginCapture(_:)``
@@ -137,34 +264,12 @@ final class PhotoCapturePipeline: @unchecked Sendable {
 
     // MARK: Stream
 
-    /// The context for a stream of `format` frames.
-    var context: PhotoStreamContext? { engine.context }
+    private func streamDidBegin() { state.withLock { $0.streaming = true } }
 
-    /// A photo output asks nothing of the device; its stream context is the format it streams.
-    func makeRequest() -> OutputRequest {
-        OutputRequest { [self] format, frameDuration in
-            let context = PhotoStreamContext(format: format, frameDuration: frameDuration)
-            return PreparedStream { isRestart in self.install(context, isRestart: isRestart) }
-        }
-    }
-
-    func install(_ context: PhotoStreamContext, isRestart: Bool) {
-        if isRestart || !engine.isStreaming {
-            engine.beginStream(context: context, budgetLimit: Self.budgetLimit)
-        } else {
-            engine.replaceContext(context)
-        }
-        state.withLock { $0.streaming = true }
-    }
-
-    func resetStatistics() { engine.resetStatistics() }
-
-    /// The engine's counters: photo frames only.
-    var statistics: CaptureOutput.Statistics { engine.statistics }
-
-    /// A frame on the capture thread: claims the requests accepted before it arrived.
-    func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        let wanted = state.withLock { state -> Bool in
+    /// A frame on the capture thread: claims the requests accepted before it arrived; whether the
+    /// engine should take it.
+    private func claims(_ sample: CapturedSample, from connection: CaptureConnection) -> Bool {
+        state.withLock { state -> Bool in
             guard state.streaming, connection.passesSamples else { return false }
             var count = 0
             while count < state.pending.count, state.pending[count].acceptedAt < sample.hostArrivalTime { count += 1 }
@@ -177,17 +282,11 @@ final class PhotoCapturePipeline: @unchecked Sendable {
             }
             return true
         }
-        if wanted {
-            engine.receive(sample, from: connection)
-        } else {
-            engine.skip(sample)
-        }
     }
 
-    /// The stream stopped: waits (bounded) for frames being processed, then fails what no frame
-    /// served, with `error`.
-    func streamDidStop(error: @autoclosure () -> CaptureError) {
-        engine.endStream(waitingUpTo: 5)
+    /// The stream stopped (the engine has handed over what it held): fails what no frame served,
+    /// with `error`.
+    private func streamDidStop(error: @autoclosure () -> CaptureError) {
         let left = state.withLock { state -> [PhotoRequest] in
             state.streaming = false
             state.needsFrame = false
@@ -207,10 +306,10 @@ final class PhotoCapturePipeline: @unchecked Sendable {
         }
     }
 
-    /// Waits until the callbacks queued so far have run.
+    /// Waits until the callbacks queued so far by `core`'s engine and the pipeline have run.
     @discardableResult
-    func waitUntilIdle(timeout: Double) -> Bool {
-        guard engine.waitUntilDelivered(timeout: timeout) else { return false }
+    func waitUntilIdle(_ core: EngineOutputCore<Body>, timeout: Double) -> Bool {
+        guard core.waitUntilDelivered(timeout: timeout) else { return false }
         let done = DispatchSemaphore(value: 0)
         queue.async { done.signal() }
         return done.wait(timeout: .now() + timeout) == .success

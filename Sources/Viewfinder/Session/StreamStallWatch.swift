@@ -1,6 +1,6 @@
 /// Why a device skipped a frame it produced instead of handing it on (a backend tells its
 /// ``DeviceStreamSink`` with ``DeviceStreamSink/deviceDidSkipFrame(_:)``).
-package enum SkippedFrameCause: Hashable, Sendable, CaseIterable {
+public enum SkippedFrameCause: Hashable, Sendable, CaseIterable {
     /// The driver flagged the buffer as damaged (`V4L2_BUF_FLAG_ERROR`: a failed USB transfer).
     case errorFlag
     /// The buffer held fewer bytes than a frame (or none).
