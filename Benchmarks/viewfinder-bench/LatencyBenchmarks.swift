@@ -69,15 +69,18 @@ enum LatencyBenchmarks {
 
     /// Every contender at `size`, interleaved over the rounds.
     static func measure(_ size: CaptureDevice.Dimensions, _ settings: MeasureSettings) throws -> [BenchmarkResult] {
-        var contenders: [Contender] = [.page(viewers: 1, control: false), .stream]
-        if !settings.quick { contenders += [.page(viewers: 8, control: false), .page(viewers: 1, control: true)] }
+        // --quick: the page and the peers, one short round (a smoke test of the plumbing).
+        var contenders: [Contender] = [.page(viewers: 1, control: false)]
+        if !settings.quick {
+            contenders += [.stream, .page(viewers: 8, control: false), .page(viewers: 1, control: true)]
+        }
         var missing: [String] = []
         for kind in [LatencyPeer.Kind.ffmpeg, .gstreamer] {
             if kind.executable != nil { contenders.append(.peer(kind)) } else { missing.append(kind.rawValue) }
         }
         let rounds = settings.quick ? 1 : 2
-        let preRoll = settings.quick ? 0.5 : 1.0
-        let window = settings.quick ? 1.5 : 4.0
+        let preRoll = settings.quick ? 0.3 : 1.0
+        let window = settings.quick ? 1.0 : 4.0
         trace("starting Chromium")
         let browser = try LatencyBrowser(width: 1280, height: 800)
         trace("Chromium started")

@@ -93,6 +93,8 @@ final class LatencyBrowser {
 
     deinit {
         _ = try? command("DELETE", nil)
+        // A Chromium the session's end did not quit (seen once on the loaded machine) goes too.
+        for pid in processes { kill(pid, SIGTERM) }
         if driver.isRunning {
             driver.terminate()
             driver.waitUntilExit()
@@ -102,14 +104,15 @@ final class LatencyBrowser {
 
     /// CPU seconds used so far by the Chromium processes of this browser (found by the profile
     /// directory on their command line; processes that already exited are not counted).
-    var cpuSeconds: Double {
+    var cpuSeconds: Double { processes.reduce(0) { $0 + LatencyPeer.cpuSeconds(of: $1) } }
+
+    /// This browser's Chromium processes (their command line names its profile).
+    private var processes: [pid_t] {
         let marker = Array("--user-data-dir=\(profile.path)".utf8)
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
-        return entries.compactMap(Int32.init).reduce(0) { total, pid in
-            guard let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
-                Array(line).firstRange(of: marker) != nil
-            else { return total }
-            return total + LatencyPeer.cpuSeconds(of: pid)
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let line = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
+            return Array(line).firstRange(of: marker) != nil
         }
     }
 
