@@ -154,6 +154,12 @@ let package = Package(
             dependencies: ["Viewfinder", "ViewfinderSimulator"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // Code written the way another module writes it: `import Viewfinder` only, never
+        // @testable. An output on the shared core and a device backend registered by its provider.
+        .testTarget(
+            name: "PublicExtensionTests",
+            dependencies: ["Viewfinder"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
