@@ -76,11 +76,26 @@ let package = Package(
             name: "CWebSockets",
             linkerSettings: [.linkedLibrary("websockets")]
         ),
+        // PipeWire (libpipewire-0.3, libspa 0.2; cameras shared between programs, the Camera
+        // portal's remote, the virtual camera output): the SPA pod builders, pw_thread_loop and
+        // pw_stream behind plain C. Debian's headers sit under /usr/include/pipewire-0.3 and
+        // spa-0.2 (pkg-config's -I flags, which SwiftPM takes only from system-library targets,
+        // with a warning about -D_REENTRANT): system/ links to them.
+        .target(
+            name: "CPipeWire",
+            cSettings: [.headerSearchPath("system"), .define("_REENTRANT")],
+            linkerSettings: [.linkedLibrary("pipewire-0.3")]
+        ),
+        // libdbus (Debian's libdbus-1) for the Camera portal: its headers come from pkg-config (one of
+        // them lives under the multiarch /usr/lib/<triple>/dbus-1.0/include), so a system-library
+        // module carries the flags and the CDBus shim keeps libdbus out of Swift.
+        .systemLibrary(name: "CDBusSystem", pkgConfig: "dbus-1"),
+        .target(name: "CDBus", dependencies: ["CDBusSystem"]),
         .target(
             name: "Viewfinder",
             dependencies: [
                 "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
-                "CThreads", "CSDL2", "CWebSockets",
+                "CThreads", "CSDL2", "CWebSockets", "CPipeWire", "CDBus",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
@@ -120,6 +135,13 @@ let package = Package(
             ],
             path: "Benchmarks/viewfinder-bench"
         ),
+        // Test helper: a PipeWire test camera node, and a second Viewfinder process capturing
+        // from one (the PipeWire backend's tests).
+        .executableTarget(
+            name: "viewfinder-pipewire-probe",
+            dependencies: ["Viewfinder", "ViewfinderSimulator"],
+            path: "Tests/viewfinder-pipewire-probe"
+        ),
         // Test helper: records until killed (the crash-safety test SIGKILLs it).
         .executableTarget(
             name: "viewfinder-record-probe",
@@ -152,6 +174,7 @@ let package = Package(
         .testTarget(
             name: "PortedSnippetsTests",
             dependencies: ["Viewfinder", "ViewfinderSimulator"],
+            exclude: ["Swift6"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         // Code written the way another module writes it: `import Viewfinder` only, never
@@ -159,6 +182,12 @@ let package = Package(
         .testTarget(
             name: "PublicExtensionTests",
             dependencies: ["Viewfinder"]
+        ),
+        // AVCam-style snippets that must compile in Swift 6 mode (delegates with mutable state).
+        .testTarget(
+            name: "PortedSnippetsSwift6Tests",
+            dependencies: ["Viewfinder"],
+            path: "Tests/PortedSnippetsTests/Swift6"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -7,11 +7,14 @@
 #   ffmpeg (ffprobe and the ffmpeg CLI for the recording tests), libsdl2-dev (the preview window),
 #   xvfb x11-apps netpbm (the preview window's test: a virtual X display, xwd, pnmtopng),
 #   libwebsockets-dev (the preview page's HTTP and WebSocket server), chromium chromium-driver
-#   (the preview page's browser tests).
+#   (the preview page's browser tests), libpipewire-0.3-dev libspa-0.2-dev (the PipeWire camera
+#   backend), pipewire pipewire-bin wireplumber dbus-daemon (the private daemon the PipeWire tests
+#   run beside, Scripts/pipewire.sh), libdbus-1-dev (the Camera portal's D-Bus client),
+#   python3-dbus python3-gi (the portal tests' mock portal on a private bus).
 # Runs apt-get as root, or through sudo when not root. Does nothing when all are present.
 set -euo pipefail
 
-packages=(libv4l-dev libswscale-dev libyuv-dev libasound2-dev libswresample-dev libavformat-dev libavcodec-dev libturbojpeg0-dev libjpeg62-turbo-dev libexif-dev ffmpeg libsdl2-dev xvfb x11-apps netpbm libwebsockets-dev chromium chromium-driver)
+packages=(libv4l-dev libswscale-dev libyuv-dev libasound2-dev libswresample-dev libavformat-dev libavcodec-dev libturbojpeg0-dev libjpeg62-turbo-dev libexif-dev ffmpeg libsdl2-dev xvfb x11-apps netpbm libwebsockets-dev chromium chromium-driver libpipewire-0.3-dev libspa-0.2-dev pipewire pipewire-bin wireplumber dbus-daemon libdbus-1-dev python3-dbus python3-gi)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
@@ -31,5 +34,8 @@ else
     exit 1
 fi
 export DEBIAN_FRONTEND=noninteractive
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Another apt-get (a second checkout's test run, an unattended upgrade) may hold dpkg's lock: wait
+# for it rather than fail.
+lock=(-o DPkg::Lock::Timeout=600)
+"${sudo[@]}" apt-get "${lock[@]}" update -qq
+"${sudo[@]}" apt-get "${lock[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs missing system packages, then builds and runs every test. The libv4l2 fake-camera
 # plugin (Tests/V4L2Plugin) is built and installed for the run, in a private mount namespace
-# where possible, and removed afterwards (Scripts/v4l2-plugin.sh).
+# where possible, and removed afterwards (Scripts/v4l2-plugin.sh); a private PipeWire daemon
+# (pipewire, wireplumber, a D-Bus session bus) runs beside the tests and is stopped afterwards
+# (Scripts/pipewire.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-dependencies.sh
@@ -17,4 +19,4 @@ if ! getent hosts localhost >/dev/null 2>&1; then
     fi
 fi
 swift build --build-tests
-Scripts/v4l2-plugin.sh run -- swift test --skip-build "$@"
+Scripts/pipewire.sh run -- Scripts/v4l2-plugin.sh run -- swift test --skip-build "$@"

@@ -47,6 +47,7 @@ struct BenchmarkResult: Encodable {
     var usPerFrame: Double?
     var allocationsPerFrame: Double?
     var latencyP50Us: Double?
+    var latencyP95Us: Double?
     var latencyP99Us: Double?
     /// CPU time (all threads) per recorded frame, in milliseconds (recording and MJPEG benchmarks).
     var cpuMsPerFrame: Double?
@@ -138,6 +139,7 @@ enum BenchmarkRegistry {
         { settings in settings.includesRecording ? RecordingBenchmarks.cases(settings: settings) : [] },
         PhotoBenchmarks.cases(settings:),
         MJPEGBenchmarks.cases(settings:),
+        LatencyBenchmarks.cases(settings:),
     ]
 
     static func all(settings: MeasureSettings) -> [BenchmarkCase] {

@@ -232,7 +232,7 @@ struct Seed000GuideTests {
             }
             let captureConnection = try #require(videoConnection)
             if captureConnection.isVideoOrientationSupported {
-                let orientation = CaptureConnection.VideoOrientation.landscapeLeft
+                let orientation = CaptureVideoOrientation.landscapeLeft
                 captureConnection.videoOrientation = orientation
             }
             #expect(captureConnection.videoRotationAngle == 180)

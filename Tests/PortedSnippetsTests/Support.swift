@@ -78,10 +78,15 @@ final class NotificationCounter {
 }
 
 /// Runs `body` on a machine whose only devices are one virtual camera and one virtual
-/// microphone, both paced by `clock`.
-func withVirtualCameraAndMicrophone<T>(clock: ManualClock, _ body: () throws -> T) rethrows -> T {
+/// microphone (as `microphone` configures it), both paced by `clock`.
+func withVirtualCameraAndMicrophone<T>(
+    clock: ManualClock, microphone configure: (inout VirtualMicrophone.Configuration) -> Void = { _ in },
+    _ body: () throws -> T
+) rethrows -> T {
     let camera = VirtualCamera(configuration: .init(clock: clock, formats: virtualFormats(width: 640)))
-    let microphone = VirtualMicrophone(configuration: .init(clock: clock))
+    var configuration = VirtualMicrophone.Configuration(clock: clock)
+    configure(&configuration)
+    let microphone = VirtualMicrophone(configuration: configuration)
     let registry = DeviceRegistry(providers: [
         FixedProvider(backends: [camera.device.backend, microphone.makeDevice().backend])
     ])

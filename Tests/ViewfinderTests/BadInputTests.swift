@@ -149,12 +149,15 @@ struct BadInputTests {
         #expect(!session.isRunning)
     }
 
-    @Test("two sessions on one camera: the later takes it, the earlier is interrupted and resumes (iOS)")
+    @Test(
+        "two sessions on one camera at sizes that cannot coexist: the later takes it, the earlier is interrupted and resumes"
+    )
     func twoSessionsOneCamera() throws {
         let camera = VirtualCamera(configuration: .init())
         let center = NotificationCenter()
         let a = CaptureSession(notificationCenter: center)
         let b = CaptureSession(notificationCenter: center)
+        b.sessionPreset = .vga640x480  // a runs the camera at 1920x1080 (.high): b cannot share it
         let delegates = [RecordingDelegate(), RecordingDelegate()]
         for (session, delegate) in zip([a, b], delegates) {
             try session.tryAddInput(try CaptureDeviceInput(device: camera.device))

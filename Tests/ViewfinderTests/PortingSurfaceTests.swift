@@ -214,7 +214,7 @@ struct PortingSpellingTests {
 
     @Test("orientation maps to rotation as iOS does for a landscape sensor")
     func orientation() throws {
-        typealias Orientation = CaptureConnection.VideoOrientation
+        typealias Orientation = CaptureVideoOrientation
         #expect(Orientation.landscapeRight.rotationAngle == 0)
         #expect(Orientation.portrait.rotationAngle == 90)
         #expect(Orientation.landscapeLeft.rotationAngle == 180)

@@ -2,16 +2,21 @@ import Dispatch
 
 extension CaptureDevice {
     /// Whether the process may capture a media type (the counterpart of
-    /// `AVAuthorizationStatus`). Linux has no privacy prompt: the answer comes from the device
-    /// nodes' permissions, so ``notDetermined`` never occurs.
+    /// `AVAuthorizationStatus`). Outside a sandbox Linux has no privacy prompt: the answer comes
+    /// from the device nodes' permissions, so ``notDetermined`` never occurs. Through the Camera
+    /// portal (a Flatpak sandbox, or `VIEWFINDER_CAMERA_PORTAL=1`) the portal's answer is the
+    /// status: ``notDetermined`` until the user has answered.
     public enum AuthorizationStatus: Int, Sendable, Hashable {
-        /// Never reported on Linux (there is nothing to ask the user).
+        /// The user has not answered the Camera portal yet (only through the portal; without it
+        /// there is nothing to ask).
         case notDetermined = 0
         /// A policy the user cannot change refuses access: opening the nodes fails with `EPERM`
-        /// (a container's device cgroup, a security module).
+        /// (a container's device cgroup, a security module), or the Camera portal is missing or
+        /// has the camera disabled.
         case restricted = 1
         /// The nodes exist but the user may not open them (`EACCES`): add the user to the
-        /// `video` (cameras) or `audio` (microphones) group; ``authorizationError(for:)`` says so.
+        /// `video` (cameras) or `audio` (microphones) group; or the Camera portal refused (now or
+        /// in a stored answer). ``authorizationError(for:)`` says what to do.
         case denied = 2
         /// A device node opens, or there is nothing to refuse (only virtual devices).
         case authorized = 3
@@ -19,32 +24,43 @@ extension CaptureDevice {
 
     /// Whether the process may capture `mediaType`, answered at once from the device nodes
     /// (authorized when one opens, denied when permission is refused, restricted when a policy
-    /// refuses it). Never prompts.
+    /// refuses it), or for video through the Camera portal from the portal. Never prompts.
     public static func authorizationStatus(for mediaType: MediaType) -> AuthorizationStatus {
         DeviceRegistry.current.authorization(for: mediaType).status
     }
 
-    /// Why access is not authorized, with what to do (the `video`/`audio` group hint); `nil`
-    /// when ``authorizationStatus(for:)`` is ``AuthorizationStatus/authorized``.
+    /// Why access is not authorized, with what to do (the `video`/`audio` group hint, or the
+    /// `flatpak permission-remove devices camera APP` that resets a refusal stored by the Camera
+    /// portal); `nil` when ``authorizationStatus(for:)`` is ``AuthorizationStatus/authorized`` or
+    /// ``AuthorizationStatus/notDetermined``.
     public static func authorizationError(for mediaType: MediaType) -> CaptureError? {
         DeviceRegistry.current.authorization(for: mediaType).error
     }
 
-    /// Calls `handler` with whether ``authorizationStatus(for:)`` is authorized (the counterpart
-    /// of `requestAccess(for:completionHandler:)`). Shows nothing and asks nobody: Linux grants
-    /// access through group membership. `handler` runs on a global queue, as AVFoundation's
-    /// runs on an arbitrary one.
+    /// Calls `handler` with whether access is granted (the counterpart of
+    /// `requestAccess(for:completionHandler:)`). Outside a sandbox this shows nothing and asks
+    /// nobody: Linux grants access through group membership. Where cameras come through the
+    /// Camera portal (inside a Flatpak sandbox, or with `VIEWFINDER_CAMERA_PORTAL=1`), video
+    /// access is asked of the portal, which asks the user once and remembers the answer; a
+    /// refusal leaves ``authorizationStatus(for:)`` ``AuthorizationStatus/denied`` and
+    /// ``authorizationError(for:)`` saying how to reset it. `handler` runs on a global queue, as
+    /// AVFoundation's runs on an arbitrary one.
     public static func requestAccess(
         for mediaType: MediaType, completionHandler handler: @escaping @Sendable (Bool) -> Void
     ) {
         let registry = DeviceRegistry.current
-        DispatchQueue.global().async { handler(registry.authorization(for: mediaType).status == .authorized) }
+        DispatchQueue.global().async { handler(registry.requestAccess(for: mediaType).status == .authorized) }
     }
 
-    /// Whether ``authorizationStatus(for:)`` is authorized (the `async` form of
-    /// ``requestAccess(for:completionHandler:)``).
+    /// Whether access is granted, asking the Camera portal where cameras come through it (the
+    /// `async` form of ``requestAccess(for:completionHandler:)``).
     public static func requestAccess(for mediaType: MediaType) async -> Bool {
-        authorizationStatus(for: mediaType) == .authorized
+        let registry = DeviceRegistry.current
+        return await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: registry.requestAccess(for: mediaType).status == .authorized)
+            }
+        }
     }
 }
 
@@ -68,17 +84,38 @@ package protocol AuthorizingDeviceProvider: DeviceProvider {
     func authorization(for mediaType: MediaType) -> DeviceAuthorization?
 }
 
+/// A provider that asks someone for access (the Camera portal): its answer replaces the nodes'.
+package protocol AccessRequestingDeviceProvider: AuthorizingDeviceProvider {
+    /// Asks for access to `mediaType` (may block until a person answers); `nil` when this
+    /// provider does not decide that media type.
+    func requestAccess(for mediaType: MediaType) -> DeviceAuthorization?
+}
+
 extension DeviceRegistry {
-    /// Combines the providers' answers: authorized if any node opens (or no provider has nodes:
-    /// only virtual devices, nothing to refuse), else denied if any refused permission, else
+    /// Combines the providers' answers: a provider that asks for access (the Camera portal)
+    /// decides alone; otherwise authorized if any node opens (or no provider has nodes: only
+    /// virtual devices, nothing to refuse), else denied if any refused permission, else
     /// restricted.
     package func authorization(for mediaType: MediaType) -> DeviceAuthorization {
-        let answers = providerList().compactMap {
+        let providers = providerList()
+        for case let asking as any AccessRequestingDeviceProvider in providers {
+            if let answer = asking.authorization(for: mediaType) { return answer }
+        }
+        let answers = providers.compactMap {
             ($0 as? any AuthorizingDeviceProvider)?.authorization(for: mediaType)
         }
         if answers.isEmpty || answers.contains(where: { $0.status == .authorized }) {
             return DeviceAuthorization(status: .authorized)
         }
         return answers.first { $0.status == .denied } ?? answers[0]
+    }
+
+    /// Asks the provider that asks for access (the Camera portal), or answers as
+    /// ``authorization(for:)`` when none decides `mediaType`.
+    package func requestAccess(for mediaType: MediaType) -> DeviceAuthorization {
+        for case let asking as any AccessRequestingDeviceProvider in providerList() {
+            if let answer = asking.requestAccess(for: mediaType) { return answer }
+        }
+        return authorization(for: mediaType)
     }
 }

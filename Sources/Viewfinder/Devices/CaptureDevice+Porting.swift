@@ -60,6 +60,7 @@ extension CaptureDevice {
         set {
             requireLockOrTrap("setting the focus point of interest")
             extras.withLock { $0.focusPoint = newValue }
+            didChangeValue(for: \.focusPointOfInterest)
         }
     }
 
@@ -73,6 +74,7 @@ extension CaptureDevice {
         set {
             requireLockOrTrap("setting the exposure point of interest")
             extras.withLock { $0.exposurePoint = newValue }
+            didChangeValue(for: \.exposurePointOfInterest)
         }
     }
 
@@ -90,6 +92,7 @@ extension CaptureDevice {
         set {
             requireLockOrTrap("changing subject-area change monitoring")
             extras.withLock { $0.subjectAreaMonitoring = newValue }
+            didChangeValue(for: \.isSubjectAreaChangeMonitoringEnabled)
         }
     }
 

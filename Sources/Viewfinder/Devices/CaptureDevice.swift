@@ -80,6 +80,8 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     private let configuration: Mutex<Configuration>
     /// Settings of the porting surface that have no Linux effect (points of interest, …).
     let extras = Mutex(DeviceExtras())
+    /// Key-value observers (`Porting/KeyValueObserving+Capture.swift`).
+    let porting = PortingState(())
 
     init(backend: any DeviceBackend) {
         self.backend = backend
@@ -186,6 +188,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
                 config.minFrameDurationWasSet = false
             }
         }
+        didChangeValue(for: \.activeFormat)
     }
 
     /// Sets the time between frames. `.invalid` restores the format's default (its fastest rate).
@@ -284,6 +287,17 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
             return config.waiting
         }
         return waiting.compactMap(\.value)
+    }
+
+    /// Moves the claim from the session with identity `session` to `heir` (another session
+    /// sharing the device's stream, when the holder leaves first); nothing if `session` does not
+    /// hold it.
+    func transferClaim(from session: ObjectIdentifier, to heir: CaptureSession) {
+        configuration.withLock { config in
+            guard config.owner == session else { return }
+            config.owner = ObjectIdentifier(heir)
+            config.ownerSession = WeakReference(heir)
+        }
     }
 
     /// Records that `session` waits for the device (it was interrupted by another session's claim).

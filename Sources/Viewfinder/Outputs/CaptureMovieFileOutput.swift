@@ -65,7 +65,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         }
     }
 
-    /// The codecs ``setOutputSettings(_:for:)`` accepts now: H.264 and HEVC where this FFmpeg
+    /// The codecs ``setOutputSettings(_:for:)-(MovieOutputSettings?,_)`` accepts now: H.264 and HEVC where this FFmpeg
     /// build has them, and ``VideoCodecType/jpeg`` when the connected camera delivers Motion-JPEG.
     public var availableVideoCodecTypes: [VideoCodecType] {
         var codecs = [VideoCodecType.h264, .hevc].filter { $0.movieCodec?.isAvailable == true }
@@ -85,6 +85,7 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// Throws ``CaptureError/Code/invalidArgument`` when `connection` is not this output's or the
     /// settings are out of range, ``CaptureError/Code/unsupportedFormat`` for a codec not in
     /// ``availableVideoCodecTypes``.
+    @_disfavoredOverload  // `setOutputSettings(nil, for:)` without `try` is AVFoundation's dictionary form.
     public func setOutputSettings(_ outputSettings: MovieOutputSettings?, for connection: CaptureConnection)
         throws(CaptureError)
     {

@@ -34,6 +34,8 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
 
     let pipeline = PhotoCapturePipeline(label: "photo-output", kind: .photo)
     let core: EngineOutputCore<PhotoCapturePipeline.Body>
+    /// Key-value observers and the porting surface's settings (`Porting/KeyValueObserving+Capture.swift`).
+    let porting = PortingState(PhotoOutputExtras())
 
     /// A photo output.
     public override init() {

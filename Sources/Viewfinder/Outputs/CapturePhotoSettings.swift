@@ -70,8 +70,27 @@ public final class CapturePhotoSettings: Sendable {
         var flashMode = CaptureDevice.FlashMode.off
         var metadata: [String: MetadataValue] = [:]
         var isHighResolutionPhotoEnabled = false
+        var qualityPrioritization = CapturePhotoOutput.QualityPrioritization.balanced
+        var maxPhotoDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
     }
     private let mutable = Mutex(Mutable())
+
+    /// The largest photo asked for (`AVCapturePhotoSettings.maxPhotoDimensions`). Kept and copied
+    /// by ``init(from:)``; a photo is always a frame of the running stream, at
+    /// ``CapturePhotoOutput/maxPhotoDimensions``, whatever is set.
+    public var maxPhotoDimensions: CaptureDevice.Dimensions {
+        get { mutable.withLock { $0.maxPhotoDimensions } }
+        set { mutable.withLock { $0.maxPhotoDimensions = newValue } }
+    }
+
+    /// How much to favour quality over speed (`AVCapturePhotoSettings.photoQualityPrioritization`).
+    /// Default ``CapturePhotoOutput/QualityPrioritization/balanced``. Kept and copied by
+    /// ``init(from:)``, but every photo is one frame of the running stream whatever is asked (Linux
+    /// cameras have no multi-frame fusion), so it changes nothing.
+    public var photoQualityPrioritization: CapturePhotoOutput.QualityPrioritization {
+        get { mutable.withLock { $0.qualityPrioritization } }
+        set { mutable.withLock { $0.qualityPrioritization = newValue } }
+    }
 
     /// JPEG at ``defaultQuality``.
     public convenience init() {

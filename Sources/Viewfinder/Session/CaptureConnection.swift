@@ -20,6 +20,8 @@ public final class CaptureConnection: Sendable {
     private let state = Mutex(State())
     /// The level meter behind ``audioChannels`` (audio connections only).
     let audioMeter = Mutex(AudioMeterState())
+    /// Key-value observers (`Porting/KeyValueObserving+Capture.swift`).
+    let porting = PortingState(())
 
     init(inputPort: CaptureInput.Port, output: CaptureOutput) {
         self.inputPorts = [inputPort]
@@ -75,46 +77,19 @@ public final class CaptureConnection: Sendable {
 
     /// The orientation of delivered frames (the counterpart of `AVCaptureVideoOrientation`),
     /// mapped to ``videoRotationAngle`` as iOS maps it for its landscape sensor:
-    /// ``VideoOrientation/landscapeRight`` is the camera's own orientation (0°),
-    /// ``VideoOrientation/portrait`` a quarter turn clockwise (90°, frames come out tall),
-    /// ``VideoOrientation/landscapeLeft`` 180° and ``VideoOrientation/portraitUpsideDown`` 270°.
+    /// ``CaptureVideoOrientation/landscapeRight`` is the camera's own orientation (0°),
+    /// ``CaptureVideoOrientation/portrait`` a quarter turn clockwise (90°, frames come out tall),
+    /// ``CaptureVideoOrientation/landscapeLeft`` 180° and ``CaptureVideoOrientation/portraitUpsideDown`` 270°.
     /// Setting it sets the angle (same rules).
-    public var videoOrientation: VideoOrientation {
-        get { VideoOrientation(rotationAngle: videoRotationAngle) }
+    public var videoOrientation: CaptureVideoOrientation {
+        get { CaptureVideoOrientation(rotationAngle: videoRotationAngle) }
         set { videoRotationAngle = newValue.rotationAngle }
     }
 
-    /// How frames are turned (the counterpart of `AVCaptureVideoOrientation`; raw values match).
-    public enum VideoOrientation: Int, Sendable, Hashable, CaseIterable {
-        /// Upright for a device held tall: the frame turned 90° clockwise.
-        case portrait = 1
-        /// Upside down for a device held tall: 270°.
-        case portraitUpsideDown = 2
-        /// The sensor's own orientation (home button on the right): 0°.
-        case landscapeRight = 3
-        /// Turned half round: 180°.
-        case landscapeLeft = 4
-
-        /// The clockwise rotation, in degrees, this orientation applies.
-        public var rotationAngle: Double {
-            switch self {
-            case .landscapeRight: return 0
-            case .portrait: return 90
-            case .landscapeLeft: return 180
-            case .portraitUpsideDown: return 270
-            }
-        }
-
-        /// The orientation of a rotation `angle` (0, 90, 180 or 270; others round to the nearest).
-        public init(rotationAngle angle: Double) {
-            switch (Int((angle / 90).rounded()) % 4 + 4) % 4 {
-            case 1: self = .portrait
-            case 2: self = .landscapeLeft
-            case 3: self = .portraitUpsideDown
-            default: self = .landscapeRight
-            }
-        }
-    }
+    /// The old name of ``CaptureVideoOrientation``, which the rename of `AVCaptureVideoOrientation`
+    /// produces.
+    @available(*, deprecated, renamed: "CaptureVideoOrientation")
+    public typealias VideoOrientation = CaptureVideoOrientation
 
     /// Whether the connection can stabilize video: `false` (Linux cameras do not).
     public var isVideoStabilizationSupported: Bool { false }
@@ -145,7 +120,7 @@ public final class CaptureConnection: Sendable {
         guard isVideoRotationAngleSupported(angle) else {
             throw CaptureError(.invalidArgument, "a connection rotates by 0, 90, 180 or 270 degrees, not \(angle)")
         }
-        try change(\.rotationAngle, to: angle)
+        if try change(\.rotationAngle, to: angle) { didChangeValue(for: \.videoRotationAngle) }
     }
 
     /// Whether the connection can mirror frames (always true).
@@ -168,25 +143,26 @@ public final class CaptureConnection: Sendable {
     /// Sets ``isVideoMirrored``, renegotiating the output's chain if it is streaming; if the new
     /// chain cannot be built, throws its error and keeps the old setting.
     public func setVideoMirrored(_ mirrored: Bool) throws(CaptureError) {
-        try change(\.mirrored, to: mirrored)
+        if try change(\.mirrored, to: mirrored) { didChangeValue(for: \.isVideoMirrored) }
     }
 
     /// Sets a setting and has the output renegotiate through its session; restores the old value
-    /// if that fails.
+    /// if that fails. Returns whether the value changed.
     private func change<Value: Equatable & Sendable>(
         _ setting: WritableKeyPath<State, Value>, to value: Value
-    ) throws(CaptureError) {
+    ) throws(CaptureError) -> Bool {
         let previous = state.withLock { state in
             defer { state[keyPath: setting] = value }
             return state[keyPath: setting]
         }
-        guard previous != value else { return }
+        guard previous != value else { return false }
         do {
             try output?.requestDidChange()
         } catch {
             state.withLock { $0[keyPath: setting] = previous }
             throw error
         }
+        return true
     }
 
     /// The device behind the connection, if its input is a device input.

@@ -3,9 +3,12 @@ extension CaptureSession {
     /// under ``CaptureSessionInterruptionReasonKey`` in ``wasInterruptedNotification``'s
     /// `userInfo`.
     ///
-    /// Two sessions of one process on one camera follow iOS: the session that starts (or
-    /// commits) last gets the camera, the other is interrupted with
-    /// ``videoDeviceInUseByAnotherClient`` and resumes by itself — posting
+    /// Two sessions of one process on one camera share its stream, as on macOS, when the later
+    /// one can run on the format and rate the camera already runs at (each session's outputs
+    /// convert to what they asked). When it cannot (its preset needs another size, it asks a
+    /// faster rate, or an output cannot be served from that format), the session that starts
+    /// (or commits) last gets the camera and every other is interrupted with
+    /// ``videoDeviceInUseByAnotherClient``, resuming by itself — posting
     /// ``interruptionEndedNotification`` — once the camera is free again.
     public enum InterruptionReason: Int, Sendable, Hashable {
         /// Never reported on Linux (no background state).

@@ -66,6 +66,8 @@ public final class CaptureSession: @unchecked Sendable {
     private let notificationCenter: NotificationCenter
     /// While interrupted: the observer waiting for the lost device to come back.
     private let reconnection = Mutex<ReconnectionObserver?>(nil)
+    /// Key-value observers and the porting surface's settings (`Porting/KeyValueObserving+Capture.swift`).
+    let porting = PortingState(SessionExtras())
 
     /// A session with no inputs and outputs and the ``Preset/high`` preset, posting to
     /// `NotificationCenter.default`.
@@ -361,7 +363,8 @@ public final class CaptureSession: @unchecked Sendable {
         guard running, depth == 0, let stream = streams.first(where: matches) else { return }
         let outputs = stream.outputs
         let requests = outputs.map { $0.makeRequest() }
-        let choice = try FormatNegotiator.negotiate(device: stream.device, preset: preset, requests: requests)
+        let choice = try SharedDeviceStream.negotiate(
+            device: stream.device, preset: preset, requests: requests, for: self)
         if choice == stream.choice {
             guard let output, let index = outputs.firstIndex(where: { $0 === output }) else { return }
             try requests[index].prepare(choice.format, choice.frameDuration).install(false)
@@ -493,7 +496,7 @@ public final class CaptureSession: @unchecked Sendable {
     ) throws(CaptureError) -> DeviceStream {
         let outputs = DeviceStream.outputs(of: connections)
         let requests = outputs.map { $0.makeRequest() }
-        let choice = try FormatNegotiator.negotiate(device: device, preset: preset, requests: requests)
+        let choice = try SharedDeviceStream.negotiate(device: device, preset: preset, requests: requests, for: self)
         var prepared: [PreparedStream] = []
         for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
         return try startStream(
@@ -502,16 +505,35 @@ public final class CaptureSession: @unchecked Sendable {
     }
 
     /// Claims the device, installs the outputs' contexts and starts the device's stream. A device
-    /// another session of this process streams is taken from it when `preempting` (iOS's rule:
-    /// the session that starts last gets the camera; the other is interrupted with
-    /// ``InterruptionReason/videoDeviceInUseByAnotherClient`` and resumes when it is free).
+    /// another session of this process streams at `choice` is shared with it (macOS's rule: both
+    /// get every frame, see ``SharedDeviceStream``). At another choice it is taken from every
+    /// session streaming it when `preempting` (the formats cannot coexist: the later session
+    /// gets the camera; the others are interrupted with
+    /// ``InterruptionReason/videoDeviceInUseByAnotherClient`` and resume when it is free).
     private func startStream(
         device: CaptureDevice, connections: [CaptureConnection], choice: FormatNegotiator.Choice,
         streams: [PreparedStream], preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
+        if let shared = SharedDeviceStream.stream(on: device), shared.choice == choice,
+            shared.hasOtherSessions(than: self)
+        {
+            for prepared in streams { prepared.install(true) }
+            let stream = DeviceStream(
+                session: self, device: device, connections: connections, choice: choice, shared: shared)
+            if shared.join(stream) {
+                for connection in connections { connection.setActive(true) }
+                return stream
+            }
+            DeviceStream.streamsDidStop(connections)  // it stopped meanwhile: start it anew below
+        }
         var holder = device.claim(for: self)
         if preempting, case .some(let owner?) = holder {
-            owner.yieldDevice(device)
+            // Take the claim first, so the sessions interrupted now wait for this one (none of
+            // them is woken by the others' leaving), then interrupt every session on the device.
+            device.transferClaim(from: ObjectIdentifier(owner), to: self)
+            let sharing = SharedDeviceStream.stream(on: device)?.sessions() ?? []
+            for other in sharing where other !== self { other.yieldDevice(device) }
+            if !sharing.contains(where: { $0 === owner }) { owner.yieldDevice(device) }
             holder = device.claim(for: self)
         }
         guard holder == nil else {
@@ -520,9 +542,10 @@ public final class CaptureSession: @unchecked Sendable {
         }
         do {
             for prepared in streams { prepared.install(true) }
-            let stream = DeviceStream(session: self, device: device, connections: connections, choice: choice)
-            let actual = try device.backend.startStreaming(
-                format: choice.format, frameDuration: choice.frameDuration, sink: stream)
+            let shared = SharedDeviceStream(device: device, choice: choice)
+            let stream = DeviceStream(
+                session: self, device: device, connections: connections, choice: choice, shared: shared)
+            let actual = try shared.start(with: stream)
             device.applyNegotiated(format: choice.format, frameDuration: actual)
             for connection in connections { connection.setActive(true) }
             return stream
@@ -691,6 +714,7 @@ public final class CaptureSession: @unchecked Sendable {
                 if next.name == Self.wasInterruptedNotification, let reason = next.error.map(InterruptionReason.init) {
                     userInfo?[CaptureSessionInterruptionReasonKey] = reason
                 }
+                reportKeyValueChange(for: next.name)
                 notificationCenter.post(name: next.name, object: self, userInfo: userInfo)
             }
         }
@@ -734,8 +758,12 @@ public let CaptureSessionErrorKey = "ViewfinderCaptureSessionErrorKey"
 final class DeviceStream: DeviceStreamSink {
     private let sessionReference: WeakReference<CaptureSession>
     /// The session's identity, which keeps the device's claim even after the session is gone.
-    private let sessionID: ObjectIdentifier
+    let sessionID: ObjectIdentifier
     private var session: CaptureSession? { sessionReference.value }
+    /// The session this stream feeds, while it exists.
+    var owningSession: CaptureSession? { session }
+    /// The device's one backend stream, which this stream subscribes to (with other sessions').
+    let shared: SharedDeviceStream
     let device: CaptureDevice
     let connections: [CaptureConnection]
     /// The format and rate negotiated for the stream.
@@ -749,10 +777,11 @@ final class DeviceStream: DeviceStreamSink {
 
     init(
         session: CaptureSession, device: CaptureDevice, connections: [CaptureConnection],
-        choice: FormatNegotiator.Choice
+        choice: FormatNegotiator.Choice, shared: SharedDeviceStream
     ) {
         self.sessionReference = WeakReference(session)
         self.sessionID = ObjectIdentifier(session)
+        self.shared = shared
         self.device = device
         self.connections = connections
         self.choice = choice
@@ -804,14 +833,16 @@ final class DeviceStream: DeviceStreamSink {
         }
     }
 
-    /// Stops the device, waits for outputs to hand over what is queued, releases the device —
-    /// also when the session itself is already gone (a session dropped while running).
+    /// Leaves the device's shared stream; the last to leave stops the device. Waits for outputs
+    /// to hand over what is queued; the last releases the device — also when the session itself
+    /// is already gone (a session dropped while running).
     func stop() {
         guard !stopped.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        device.backend.stopStreaming()
+        let last = shared.leave(self)
+        if last { device.backend.stopStreaming() }
         for connection in connections { connection.setActive(false) }
         Self.streamsDidStop(connections)
-        Self.release(device, from: sessionID)
+        if last { Self.release(device, from: sessionID) }
     }
 
     /// Tells each output of `connections` that its stream of each media type stopped (once per

@@ -5,7 +5,10 @@
 /// decoded replaces the one waiting, so there is never a backlog), shows the live figures the
 /// server sends, and sends a click on the picture as a point in the picture's pixel space. With
 /// `?measure=1` it also reports, for every frame it paints, the frame's sequence number and
-/// `performance.timeOrigin + performance.now()` in the animation frame after drawing.
+/// `performance.timeOrigin + performance.now()` in the animation frame after drawing, and keeps
+/// the last 4,096 frames' stages in `window.viewfinderPreview.timeline`: `[sequence, published
+/// (the server's clock), received, decoded, drawn, painted]`, all in milliseconds since the epoch
+/// (for the latency benchmark's breakdown).
 ///
 /// `window.viewfinderPreview` holds the page's state (frames received, drawn, replaced, the last
 /// drawn sequence number, the figures) for tools and tests.
@@ -61,11 +64,13 @@ enum PreviewWebPage {
           const state = {
             connected: false, received: 0, drawn: 0, replaced: 0, failed: 0,
             lastSequence: -1, lastPresentationTime: NaN, width: 0, height: 0,
-            publishToPaint: NaN, fps: 0, figures: {}, clicks: 0, paintReports: 0,
+            publishToPaint: NaN, fps: 0, figures: {}, clicks: 0, paintReports: 0, timeline: [],
           };
+          const clock = () => performance.timeOrigin + performance.now();
           window.viewfinderPreview = state;
           let socket = null;
           let waiting = null;
+          let waitingReceived = NaN;
           let decoding = false;
           const drawTimes = [];
 
@@ -81,8 +86,11 @@ enum PreviewWebPage {
             socket.onmessage = (event) => {
               if (typeof event.data === 'string') { receiveText(event.data); return; }
               state.received += 1;
+              // Taken off the socket: the server keeps at most two frames in flight to a page that acknowledges.
+              socket.send('{"type":"ack"}');
               if (waiting !== null) state.replaced += 1;
               waiting = event.data;
+              if (measure) waitingReceived = clock();
               if (!decoding) decodeNewest();
             };
           }
@@ -91,6 +99,7 @@ enum PreviewWebPage {
             decoding = true;
             while (waiting !== null) {
               const message = waiting;
+              const received = waitingReceived;
               waiting = null;
               const view = new DataView(message);
               if (message.byteLength < 40 || view.getUint32(0, true) !== 0x31504656) { state.failed += 1; continue; }
@@ -101,6 +110,7 @@ enum PreviewWebPage {
                 published: view.getFloat64(24, true),
                 width: view.getUint32(32, true),
                 height: view.getUint32(36, true),
+                received,
               };
               let bitmap;
               try {
@@ -110,6 +120,7 @@ enum PreviewWebPage {
                 continue;
               }
               if (waiting !== null) { state.replaced += 1; bitmap.close(); continue; }
+              if (measure) frame.decoded = clock();
               draw(bitmap, frame);
             }
             decoding = false;
@@ -127,8 +138,9 @@ enum PreviewWebPage {
             state.lastPresentationTime = frame.presentationTime;
             state.width = canvas.width;
             state.height = canvas.height;
+            const drawn = measure ? clock() : NaN;
             requestAnimationFrame(() => {
-              const painted = performance.timeOrigin + performance.now();
+              const painted = clock();
               if (Number.isFinite(frame.published)) state.publishToPaint = painted - frame.published;
               drawTimes.push(painted);
               while (drawTimes.length > 0 && painted - drawTimes[0] > 1000) drawTimes.shift();
@@ -136,6 +148,8 @@ enum PreviewWebPage {
               if (measure && socket && socket.readyState === WebSocket.OPEN) {
                 socket.send(JSON.stringify({ type: 'paint', sequence: frame.sequence, time: painted }));
                 state.paintReports += 1;
+                if (state.timeline.length >= 4096) state.timeline.shift();
+                state.timeline.push([frame.sequence, frame.published, frame.received, frame.decoded, drawn, painted]);
               }
             });
           }

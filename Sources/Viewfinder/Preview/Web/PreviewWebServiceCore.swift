@@ -17,8 +17,20 @@ struct PreviewWebSharedState {
         var figures: PreviewWebPayload?
         var framesSent = 0
         var framesReplaced = 0
+        /// Whether the viewer acknowledges the frames it takes off its socket (the page does,
+        /// from its first `ack`): then at most ``PreviewWebSharedState/framesInFlightLimit``
+        /// frames are written and not yet acknowledged, so a viewer slower than the camera keeps
+        /// its backlog in the newest-wins ring instead of the sockets' buffers (megabytes on
+        /// loopback: seconds of frames).
+        var acknowledges = false
+        var framesInFlight = 0
 
         var hasWork: Bool { count > 0 || figures != nil }
+        /// A frame may be written now (the window is open).
+        var mayWriteFrame: Bool {
+            count > 0 && (!acknowledges || framesInFlight < PreviewWebSharedState.framesInFlightLimit)
+        }
+        var hasWritableWork: Bool { figures != nil || mayWriteFrame }
 
         mutating func push(_ frame: PreviewWebPayload) {
             if count == ring.count {
@@ -46,8 +58,13 @@ struct PreviewWebSharedState {
             head = 0
             count = 0
             figures = nil
+            acknowledges = false
+            framesInFlight = 0
         }
     }
+
+    /// Frames written to an acknowledging viewer and not yet acknowledged, at most.
+    static let framesInFlightLimit = 2
 
     var slots: [Slot]
     var viewerCount = 0
@@ -268,7 +285,7 @@ final class PreviewWebServiceCore: @unchecked Sendable {
         writable.removeAll(keepingCapacity: true)
         shared.withLock { state in
             state.wakePending = false
-            for index in state.slots.indices where state.slots[index].id != 0 && state.slots[index].hasWork {
+            for index in state.slots.indices where state.slots[index].id != 0 && state.slots[index].hasWritableWork {
                 writable.append(index)
             }
         }
@@ -487,10 +504,12 @@ final class PreviewWebServiceCore: @unchecked Sendable {
         let (next, more) = shared.withLock { state -> (PreviewWebPayload?, Bool) in
             if let figures = state.slots[slot].figures {
                 state.slots[slot].figures = nil
-                return (figures, state.slots[slot].hasWork)
+                return (figures, state.slots[slot].hasWritableWork)
             }
+            guard state.slots[slot].mayWriteFrame else { return (nil, false) }
             let frame = state.slots[slot].pop()
-            return (frame, state.slots[slot].hasWork)
+            if state.slots[slot].acknowledges { state.slots[slot].framesInFlight += 1 }
+            return (frame, state.slots[slot].hasWritableWork)
         }
         guard let next else { return 0 }
         next.stampHeader()
@@ -501,7 +520,7 @@ final class PreviewWebServiceCore: @unchecked Sendable {
         return 0
     }
 
-    /// Messages from the page: JSON clicks and paint reports. Anything else (or larger than
+    /// Messages from the page: JSON clicks, acknowledgements and paint reports. Anything else (or larger than
     /// 4 KiB) closes the connection.
     private func received(_ connection: OpaquePointer, data: UnsafeRawPointer?, length: Int) -> Int32 {
         guard case .webSocket(let slot) = connections[connection]?.request else { return -1 }
@@ -529,6 +548,17 @@ final class PreviewWebServiceCore: @unchecked Sendable {
             // Only points on the picture (a click on the edge pixel column rounds into it).
             guard x >= 0, y >= 0, x <= width, y <= height, width > 0, height > 0 else { return 0 }
             callback?(min(x, width.nextDown), min(y, height.nextDown))
+        case "ack":
+            // The page took a frame off its socket.
+            let more = shared.withLock { state -> Bool in
+                if state.slots[slot].acknowledges {
+                    state.slots[slot].framesInFlight = max(0, state.slots[slot].framesInFlight - 1)
+                } else {
+                    state.slots[slot].acknowledges = true
+                }
+                return state.slots[slot].hasWritableWork
+            }
+            if more { vf_ws_request_writable(connection) }
         case "paint":
             guard let sequence = (object["sequence"] as? NSNumber)?.doubleValue,
                 let time = (object["time"] as? NSNumber)?.doubleValue, sequence >= 0, sequence < 0x1p63, time.isFinite

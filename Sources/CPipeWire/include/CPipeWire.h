@@ -1,0 +1,155 @@
+#ifndef VIEWFINDER_CPIPEWIRE_H
+#define VIEWFINDER_CPIPEWIRE_H
+// PipeWire (libpipewire-0.3, libspa 0.2) behind plain C: the SPA pod builders and parsers are
+// macros and inline functions over variable-length structures, so Swift sees only opaque
+// handles, plain structs and callbacks. Every handle runs on one pw_thread_loop per connection;
+// callbacks arrive on that loop's thread and must not block or call back into the shim's
+// synchronous functions (vf_pw_node_describe, vf_pw_*_close).
+#include <stddef.h>
+#include <stdint.h>
+
+/// Codecs a camera node can offer.
+enum { VF_PW_CODEC_RAW = 0, VF_PW_CODEC_MJPEG = 1 };
+
+/// Raw layouts the shim names (SPA video format IDs are mapped to these).
+enum {
+    VF_PW_FORMAT_UNKNOWN = 0,
+    VF_PW_FORMAT_YUY2 = 1,
+    VF_PW_FORMAT_NV12 = 2,
+    VF_PW_FORMAT_I420 = 3,
+    VF_PW_FORMAT_BGRX = 4,
+    VF_PW_FORMAT_RGBX = 5,
+    VF_PW_FORMAT_BGRA = 6,
+};
+
+/// Stream states reported to Swift.
+enum {
+    VF_PW_STATE_ERROR = -1,
+    VF_PW_STATE_UNCONNECTED = 0,
+    VF_PW_STATE_CONNECTING = 1,
+    VF_PW_STATE_PAUSED = 2,
+    VF_PW_STATE_STREAMING = 3,
+};
+
+#define VF_PW_MAX_RATES 16
+
+typedef struct {
+    uint32_t num;
+    uint32_t denom;
+} vf_pw_fraction;
+
+/// One format of a node: a codec, a raw layout (raw only), one size, and its frame rates: either
+/// `rate_count` discrete rates, or (rate_is_range) every rate from rate_min to rate_max.
+typedef struct {
+    uint32_t codec;
+    uint32_t video_format;
+    uint32_t width;
+    uint32_t height;
+    uint32_t rate_count;
+    vf_pw_fraction rates[VF_PW_MAX_RATES];
+    int rate_is_range;
+    vf_pw_fraction rate_min;
+    vf_pw_fraction rate_max;
+} vf_pw_format;
+
+/// The properties of a node Viewfinder reads (empty strings where the node has none).
+typedef struct {
+    char name[256];
+    char description[256];
+    char nick[128];
+    char media_class[64];
+    char media_role[64];
+    char object_path[256];
+    char v4l2_path[128];
+    char bus_path[128];
+    char device_api[32];
+    uint32_t serial;
+} vf_pw_node_details;
+
+typedef struct vf_pw_connection vf_pw_connection;
+
+/// A global appeared in the registry (nodes only; `media_class` and `media_role` may be NULL).
+typedef void (*vf_pw_node_added_fn)(
+    void *user, uint32_t id, uint32_t serial, const char *name, const char *media_class, const char *media_role);
+/// A global went away.
+typedef void (*vf_pw_global_removed_fn)(void *user, uint32_t id);
+/// The connection to the daemon failed (the daemon went away, say): `res` is a negative errno.
+typedef void (*vf_pw_connection_error_fn)(void *user, int res, const char *message);
+
+/// Connects to the PipeWire daemon: through `fd` when it is >= 0 (a remote the Camera portal
+/// opened; the connection takes ownership of it), otherwise to the socket `remote_name` (NULL:
+/// $PIPEWIRE_REMOTE, else pipewire-0, in $XDG_RUNTIME_DIR). Starts the loop thread and the registry
+/// (callbacks may be NULL). Returns NULL with a message in `error` on failure.
+vf_pw_connection *vf_pw_connection_open(
+    int fd, const char *remote_name, vf_pw_node_added_fn added, vf_pw_global_removed_fn removed, vf_pw_connection_error_fn failed,
+    void *user, char *error, size_t error_size);
+/// Waits until the daemon has answered everything sent so far (so every global present has been
+/// reported). Returns 0, or a negative errno (-ETIMEDOUT, -EPIPE).
+int vf_pw_connection_sync(vf_pw_connection *connection, int timeout_ms);
+/// Stops the loop thread and disconnects. No callback runs after it returns.
+void vf_pw_connection_close(vf_pw_connection *connection);
+
+/// Reads node `id`'s properties and EnumFormat params (formats of other codecs are left out; a
+/// list of sizes becomes one format per size). Returns how many formats were written (at most
+/// `capacity`) or a negative errno. Must not be called on the loop thread.
+int vf_pw_node_describe(
+    vf_pw_connection *connection, uint32_t id, vf_pw_node_details *details, vf_pw_format *formats, int capacity,
+    int timeout_ms);
+
+/// One frame as a stream hands it over, valid during the callback only.
+typedef struct {
+    const uint8_t *data;
+    uint32_t size;
+    int32_t stride;
+    /// 1 when the buffer carried a spa_meta_header (then pts_ns and seq are the producer's).
+    int has_header;
+    int64_t pts_ns;
+    uint64_t seq;
+    /// 1 when the producer flagged the buffer corrupt (SPA_META_HEADER_FLAG_CORRUPTED or a data
+    /// chunk flagged so).
+    int corrupted;
+    /// The kind of memory: 0 MemPtr, 1 MemFd, 2 DmaBuf, 3 other.
+    int memory_kind;
+} vf_pw_frame;
+
+typedef void (*vf_pw_frame_fn)(void *user, const vf_pw_frame *frame);
+typedef void (*vf_pw_state_fn)(void *user, int state, const char *error);
+
+typedef struct vf_pw_stream vf_pw_stream;
+
+/// Opens a capture stream linked to the node with `target_serial` (its object.serial) in exactly
+/// `format` (one size, the first rate). Frames arrive on the loop thread through `on_frame`; their
+/// buffers go back to the producer when the callback returns. Returns NULL with a message in
+/// `error` on failure.
+vf_pw_stream *vf_pw_stream_open(
+    vf_pw_connection *connection, uint32_t target_serial, const char *name, const vf_pw_format *format,
+    vf_pw_frame_fn on_frame, vf_pw_state_fn on_state, void *user, char *error, size_t error_size);
+/// Disconnects and destroys the stream. No callback runs after it returns.
+void vf_pw_stream_close(vf_pw_stream *stream);
+
+/// Fills one buffer of a producer: write the frame's bytes into `data` (`capacity` bytes, rows
+/// `stride` apart) and return how many were written (0 skips the frame).
+typedef uint32_t (*vf_pw_fill_fn)(void *user, uint8_t *data, uint32_t capacity, int32_t stride, uint64_t seq);
+
+typedef struct vf_pw_producer vf_pw_producer;
+
+/// Publishes a `Video/Source` node (role Camera) named `name` with `description`, producing
+/// frames of `format` (one size, the first rate) paced by a timer on the loop (the node drives
+/// the graph). `fill` writes each frame; every frame is stamped with a spa_meta_header (its
+/// sequence number and CLOCK_MONOTONIC time); a frame no buffer was free for is skipped, and its
+/// sequence number with it. `paced` 0: no timer, frames are pushed with vf_pw_producer_push.
+vf_pw_producer *vf_pw_producer_open(
+    vf_pw_connection *connection, const char *name, const char *description, const vf_pw_format *format, int paced,
+    vf_pw_fill_fn fill, void *user, char *error, size_t error_size);
+/// Produces one frame now (for unpaced producers); returns 1 if a buffer was free, 0 if it was
+/// skipped (its sequence number is used up either way), -1 when the node is not streaming.
+int vf_pw_producer_push(vf_pw_producer *producer);
+/// How many consumers' links reached streaming so far, and frames produced / skipped.
+void vf_pw_producer_counts(vf_pw_producer *producer, uint64_t *produced, uint64_t *skipped, int *streaming);
+/// Stops the timer and destroys the node.
+void vf_pw_producer_close(vf_pw_producer *producer);
+
+/// The library's version string (pw_get_library_version).
+const char *vf_pw_library_version(void);
+
+#endif

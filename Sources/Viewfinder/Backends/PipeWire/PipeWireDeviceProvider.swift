@@ -1,0 +1,213 @@
+import CPipeWire
+import Foundation
+import Synchronization
+
+/// Finds PipeWire cameras: the registry's nodes with `media.class` `Video/Source` and
+/// `media.role` `Camera` (or, without a role, a node of the `v4l2` or `libcamera` device API),
+/// listed with the formats their EnumFormat params offer, and followed as they come and go (the
+/// registry reports them; the registry's ``DeviceRegistry`` turns that into
+/// ``CaptureDevice/wasConnectedNotification`` / ``CaptureDevice/wasDisconnectedNotification``).
+///
+/// A camera keeps its backend (and so its ``CaptureDevice``) while the process runs: when a node
+/// with the same `node.name` returns, the same device reports itself connected again. Unique IDs
+/// are `pipewire:` plus the node name.
+///
+/// Connecting: to the daemon's socket when it exists (nothing is tried otherwise, so machines
+/// without PipeWire pay a `stat`), or through a remote descriptor the Camera portal opened
+/// (``useRemote(fileDescriptor:)``). A daemon that goes away takes its cameras with it; the next
+/// discovery connects again.
+///
+/// Thread safety: all members may be used from any thread; node events are handled on one
+/// serial queue.
+package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
+    /// The provider the process's registry starts with.
+    package static let shared = PipeWireDeviceProvider()
+
+    package var sortOrder: Int { 0 }
+
+    /// The socket to connect to (`nil`: `$PIPEWIRE_REMOTE`, else `pipewire-0`).
+    let remoteName: String?
+
+    private struct Entry {
+        var backend: PipeWireCameraBackend
+        var id: UInt32
+    }
+
+    private struct State {
+        var connection: PipeWireConnection?
+        /// A portal's remote to use instead of the socket, until it is taken by a connection.
+        var remoteFileDescriptor: Int32?
+        /// Cameras present now by node ID.
+        var present: [UInt32: Entry] = [:]
+        /// Every camera seen, present or not, by unique ID.
+        var known: [String: PipeWireCameraBackend] = [:]
+        /// Order the cameras were first seen, for a stable listing.
+        var order: [String] = []
+        var handler: (@Sendable (DeviceChanges) -> Void)?
+        var generation = 0
+    }
+
+    private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "viewfinder.pipewire.registry")
+
+    /// A provider for the daemon at `remoteName` (default: `$PIPEWIRE_REMOTE`, else `pipewire-0`).
+    package init(remoteName: String? = nil) {
+        self.remoteName = remoteName
+    }
+
+    package func startMonitoring(_ handler: @escaping @Sendable (DeviceChanges) -> Void) {
+        state.withLock { $0.handler = handler }
+    }
+
+    package func discoverBackends() -> [any DeviceBackend] {
+        guard PipeWireRoute.current.usesPipeWire else { return [] }
+        guard let connection = queue.sync(execute: { connectIfNeeded() }) else { return [] }
+        do {
+            try connection.sync()
+        } catch {
+            return []
+        }
+        // Every node the daemon reported before the round trip is handled once this runs.
+        return queue.sync {
+            state.withLock { state in
+                state.order.compactMap { id in
+                    state.present.values.first { $0.backend.uniqueID == id }?.backend
+                }
+            }
+        }
+    }
+
+    /// The cameras present now, without asking the daemon (for the V4L2 provider's "listed once").
+    var presentBackends: [PipeWireCameraBackend] {
+        state.withLock { state in state.present.values.map(\.backend) }
+    }
+
+    /// Called with the portal's remote: drops the current connection and uses `fileDescriptor`.
+    func reconnect(remoteFileDescriptor fileDescriptor: Int32) throws(CaptureError) {
+        let result: Result<Void, CaptureError> = queue.sync {
+            dropConnection()
+            state.withLock { $0.remoteFileDescriptor = fileDescriptor }
+            return connectIfNeeded() != nil
+                ? .success(())
+                : .failure(
+                    CaptureError(
+                        .deviceNotFound,
+                        "the PipeWire remote the Camera portal opened (fd \(fileDescriptor)) does not reach a daemon: ask the portal again"
+                    ))
+        }
+        try result.get()
+    }
+
+    // MARK: On the queue
+
+    private func connectIfNeeded() -> PipeWireConnection? {
+        if let connection = state.withLock({ $0.connection }) { return connection }
+        let fd = state.withLock { state -> Int32? in
+            defer { state.remoteFileDescriptor = nil }
+            return state.remoteFileDescriptor
+        }
+        guard fd != nil || PipeWireConnection.socketExists(remoteName: remoteName) else { return nil }
+        let generation = state.withLock { state -> Int in
+            state.generation += 1
+            return state.generation
+        }
+        var events = PipeWireConnection.Events()
+        events.nodeAdded = { [weak self] id, _, _, mediaClass, role in
+            guard let self, mediaClass == "Video/Source", role.isEmpty || role == "Camera" else { return }
+            queue.async { self.nodeAppeared(id, requiresCameraRole: role.isEmpty, generation: generation) }
+        }
+        events.globalRemoved = { [weak self] id in
+            guard let self else { return }
+            queue.async { self.nodeWent(id, generation: generation) }
+        }
+        events.failed = { [weak self] _ in
+            guard let self else { return }
+            queue.async {
+                guard self.state.withLock({ $0.generation }) == generation else { return }
+                self.dropConnection()
+            }
+        }
+        guard let connection = try? PipeWireConnection(remoteFileDescriptor: fd, remoteName: remoteName, events: events)
+        else { return nil }
+        state.withLock { $0.connection = connection }
+        return connection
+    }
+
+    private func nodeAppeared(_ id: UInt32, requiresCameraRole: Bool, generation: Int) {
+        guard let connection = state.withLock({ $0.generation == generation ? $0.connection : nil }),
+            let (details, rawFormats) = connection.describeNode(id)
+        else { return }
+        let api = PipeWireCameraBackend.string(details.device_api)
+        if requiresCameraRole, PipeWireCameraBackend.string(details.media_role) != "Camera",
+            api != "v4l2", api != "libcamera"
+        {
+            return
+        }
+        let name = PipeWireCameraBackend.string(details.name)
+        let uniqueID = "pipewire:" + (name.isEmpty ? "node-\(details.serial)" : name)
+        var seen = Set<CaptureDevice.Format>()
+        let formats = rawFormats.compactMap(PipeWireFormat.captureFormat).filter { seen.insert($0).inserted }
+        let (changes, handler) = state.withLock { state -> (DeviceChanges, (@Sendable (DeviceChanges) -> Void)?) in
+            let backend: PipeWireCameraBackend
+            if let existing = state.known[uniqueID], existing.formats == formats {
+                existing.reappeared(id: id, serial: details.serial, connection: connection)
+                backend = existing
+            } else {
+                backend = PipeWireCameraBackend(
+                    uniqueID: uniqueID, details: details, nodeID: id, formats: formats, connection: connection)
+                state.known[uniqueID] = backend
+            }
+            if !state.order.contains(uniqueID) { state.order.append(uniqueID) }
+            state.present[id] = Entry(backend: backend, id: id)
+            return (DeviceChanges(connected: [backend]), state.handler)
+        }
+        handler?(changes)
+    }
+
+    private func nodeWent(_ id: UInt32, generation: Int) {
+        let (entry, handler) = state.withLock { state in
+            state.generation == generation ? (state.present.removeValue(forKey: id), state.handler) : (nil, nil)
+        }
+        guard let entry else { return }
+        entry.backend.disappeared()
+        handler?(DeviceChanges(disconnected: [entry.backend]))
+    }
+
+    private func dropConnection() {
+        let (connection, gone, handler) = state.withLock { state in
+            defer {
+                state.connection = nil
+                state.present = [:]
+                state.generation += 1
+            }
+            return (state.connection, Array(state.present.values.map(\.backend)), state.handler)
+        }
+        for backend in gone { backend.disappeared() }
+        if !gone.isEmpty { handler?(DeviceChanges(disconnected: gone)) }
+        // Streams still running on it keep it (they stop on their own); it closes with the last
+        // reference, never under a thread that is using it.
+        _ = connection
+    }
+}
+
+/// Which route cameras take when both PipeWire and V4L2 offer them, from the environment
+/// variable `VIEWFINDER_CAMERA_ROUTE`: `pipewire` (only PipeWire's cameras), `v4l2` (only
+/// V4L2's: the PipeWire backend lists nothing), or unset / `auto` (PipeWire's while a daemon
+/// offers a camera, V4L2 for the rest).
+///
+/// Thread safety: a value type.
+enum PipeWireRoute: Sendable, Equatable {
+    case automatic, pipeWire, v4l2
+
+    /// The route the environment asks for now.
+    static var current: PipeWireRoute {
+        switch ProcessInfo.processInfo.environment["VIEWFINDER_CAMERA_ROUTE"]?.lowercased() {
+        case "pipewire": return .pipeWire
+        case "v4l2": return .v4l2
+        default: return .automatic
+        }
+    }
+
+    /// Whether the PipeWire backend lists cameras.
+    var usesPipeWire: Bool { self != .v4l2 }
+}

@@ -1,0 +1,106 @@
+import CPipeWire
+import Foundation
+import Synchronization
+
+/// A PipeWire camera node this process publishes (`media.class` `Video/Source`, `media.role`
+/// `Camera`): a driver `pw_stream` whose frames `fill` draws, stamped with a `spa_meta_header`
+/// (the frame's sequence number and `CLOCK_MONOTONIC` time). Paced, a timer on PipeWire's loop
+/// produces a frame every frame interval; unpaced, each ``push()`` produces one. A frame for
+/// which no buffer is free is skipped, and its sequence number with it (consumers see a gap).
+///
+/// The test producer (`viewfinder-pipewire-probe produce`) and the virtual camera output are
+/// built on it.
+///
+/// Thread safety: all members may be used from any thread; `fill` runs on PipeWire's loop
+/// thread (paced) or the pushing thread, one call at a time.
+package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the handle is used under the loop's lock.
+    /// Draws frame `sequenceNumber` into `buffer` (raw formats: a buffer over PipeWire's memory in
+    /// the node's layout) and returns the bytes written; for Motion-JPEG, `buffer` is the raw
+    /// memory (`capacity` bytes) the JPEG goes into.
+    package enum Target {
+        /// A raw frame: draw into the buffer; it is the whole frame.
+        case raw(PixelBuffer)
+        /// A compressed frame: write at most `capacity` bytes at `memory`, return how many.
+        case compressed(memory: UnsafeMutableRawPointer, capacity: Int)
+    }
+
+    private final class Box: @unchecked Sendable {  // unchecked: called one at a time by the shim.
+        let fill: (Target, UInt64) -> Int
+        let layout: PlaneLayout
+        let isCompressed: Bool
+        init(fill: @escaping (Target, UInt64) -> Int, layout: PlaneLayout, isCompressed: Bool) {
+            self.fill = fill
+            self.layout = layout
+            self.isCompressed = isCompressed
+        }
+    }
+
+    private let connection: PipeWireConnection
+    private let handle: OpaquePointer
+    private let box: Unmanaged<Box>
+    private let closed = Atomic<Bool>(false)
+    /// The format the node offers.
+    package let format: CaptureDevice.Format
+
+    /// Publishes node `name` (shown as `description`) offering exactly `format` at its fastest
+    /// rate, through `connection`.
+    package init(
+        connection: PipeWireConnection, name: String, description: String, format: CaptureDevice.Format,
+        paced: Bool = true, fill: @escaping (Target, UInt64) -> Int
+    ) throws(CaptureError) {
+        self.connection = connection
+        self.format = format
+        let layout = PlaneLayout(
+            pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+            planeAlignment: 1)
+        let box = Unmanaged.passRetained(Box(fill: fill, layout: layout, isCompressed: format.pixelFormat.isCompressed))
+        var request = PipeWireFormat.request(for: format, frameDuration: format.minFrameDuration)
+        var message = [CChar](repeating: 0, count: 256)
+        let fillFunction: vf_pw_fill_fn = { user, data, capacity, _, sequence in
+            let box = Unmanaged<Box>.fromOpaque(user!).takeUnretainedValue()
+            guard let data else { return 0 }
+            if box.isCompressed {
+                let written = box.fill(
+                    .compressed(memory: UnsafeMutableRawPointer(data), capacity: Int(capacity)), sequence)
+                return UInt32(clamping: max(0, min(written, Int(capacity))))
+            }
+            guard Int(capacity) >= box.layout.totalBytes else { return 0 }
+            let buffer = PixelBuffer(memory: UnsafeMutableRawPointer(data), layout: box.layout, owner: nil, slot: 0)
+            _ = box.fill(.raw(buffer), sequence)
+            return UInt32(box.layout.totalBytes)
+        }
+        guard
+            let handle = vf_pw_producer_open(
+                connection.handle, name, description, &request, paced ? 1 : 0, fillFunction, box.toOpaque(), &message,
+                message.count)
+        else {
+            box.release()
+            throw CaptureError(.ioError, "cannot publish PipeWire node '\(name)': \(PipeWireConnection.text(message))")
+        }
+        self.handle = handle
+        self.box = box
+    }
+
+    /// Produces one frame now (unpaced producers). Returns whether a buffer was free; `false` also
+    /// when no consumer is streaming yet.
+    @discardableResult
+    package func push() -> Bool { vf_pw_producer_push(handle) == 1 }
+
+    /// Frames produced and skipped so far, and whether the node is streaming (linked to a consumer).
+    package var counts: (produced: UInt64, skipped: UInt64, isStreaming: Bool) {
+        var produced: UInt64 = 0
+        var skipped: UInt64 = 0
+        var streaming: Int32 = 0
+        vf_pw_producer_counts(handle, &produced, &skipped, &streaming)
+        return (produced, skipped, streaming != 0)
+    }
+
+    /// Removes the node. Called by `deinit` too.
+    package func close() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        vf_pw_producer_close(handle)
+        box.release()
+    }
+
+    deinit { close() }
+}
