@@ -177,6 +177,12 @@ let package = Package(
             exclude: ["Swift6"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),
+        // Code written the way another module writes it: `import Viewfinder` only, never
+        // @testable. An output on the shared core and a device backend registered by its provider.
+        .testTarget(
+            name: "PublicExtensionTests",
+            dependencies: ["Viewfinder"]
+        ),
         // AVCam-style snippets that must compile in Swift 6 mode (delegates with mutable state).
         .testTarget(
             name: "PortedSnippetsSwift6Tests",

@@ -18,12 +18,14 @@ struct SettingsRuleTests {
         let output = CaptureVideoDataOutput()
         let delegate = RecordingDelegate()
 
-        init(formats: [CaptureDevice.Format]) throws {
+        /// The rig, with `extra` (a movie or photo output) beside the video data output.
+        init(formats: [CaptureDevice.Format], extra: CaptureOutput? = nil) throws {
             camera = VirtualCamera(configuration: .init(clock: clock, formats: formats))
             session = CaptureSession(notificationCenter: center)
             output.setSampleBufferDelegate(delegate, queue: delegate.queue)
             try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
             try session.tryAddOutput(output)
+            if let extra { try session.tryAddOutput(extra) }
             session.startRunning()
             #expect(session.isRunning)
             #expect(clock.waitUntilSleeping())
@@ -135,5 +137,50 @@ struct SettingsRuleTests {
         #expect(posted.error?.code == .invalidArgument)
         #expect(rig.output.minFrameDuration == .invalid, "the old value stays")
         rig.stopAndCheckAccounting()
+    }
+
+    @Test("movie: setOutputSettings mid-run installs the new encoding between frames, without a restart")
+    func movieSetting() throws {
+        let movie = CaptureMovieFileOutput()
+        let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 }, extra: movie)
+        rig.frames(2)
+        #expect(movie.videoCore.context?.settings?.averageBitRate == nil)
+        let connection = try #require(movie.connection(with: .video))
+        var settings = MovieOutputSettings(codec: .h264)
+        settings.averageBitRate = 2_000_000
+        try movie.setOutputSettings(settings, for: connection)
+        #expect(movie.outputSettings(for: connection) == settings)
+        #expect(movie.videoCore.context?.settings == settings, "the stream's context carries the new settings")
+        rig.frames(3)
+
+        // Settings that cannot run are refused and the old ones stay.
+        settings.averageBitRate = -1
+        #expect(throws: CaptureError.self) { try movie.setOutputSettings(settings, for: connection) }
+        #expect(movie.videoCore.context?.settings?.averageBitRate == 2_000_000)
+        rig.stopAndCheckAccounting()
+        #expect(rig.output.statistics.droppedOutOfBuffers + rig.output.statistics.droppedDiscontinuity == 0)
+        let movieFrames = movie.statistics
+        #expect(movieFrames.captured > 0)
+        #expect(movieFrames.captured == movieFrames.delivered + movieFrames.dropped + movieFrames.rateGated)
+    }
+
+    @Test("photo: a photo's settings apply to the next frame of the running stream, which is not touched")
+    func photoSetting() throws {
+        let photos = CapturePhotoOutput()
+        let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 }, extra: photos)
+        let recorder = PhotoRecorder()
+        rig.frames(2)
+        let settings = CapturePhotoSettings(format: [kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_32BGRA])
+        photos.capturePhoto(with: settings, delegate: recorder)
+        rig.frames(2)
+        #expect(recorder.waitForFinished())
+        let result = try #require(recorder.results(settings.uniqueID).first)
+        #expect(result.error == nil)
+        #expect(result.photo.pixelBuffer?.pixelFormat == .bgra, "the settings' format, converted from NV12")
+        #expect(result.photo.timestamp > MediaTime(value: 2, timescale: 30), "a frame after the request")
+        #expect(photos.statistics.captured == 1, "the photo output took one frame")
+        #expect(rig.delegate.frames.allSatisfy { $0.pixelFormat == .nv12VideoRange }, "the stream kept its format")
+        rig.stopAndCheckAccounting()
+        #expect(rig.output.statistics.droppedOutOfBuffers + rig.output.statistics.droppedDiscontinuity == 0)
     }
 }

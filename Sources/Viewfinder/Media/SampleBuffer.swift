@@ -252,12 +252,12 @@ public enum DroppedFrameReason: Hashable, Sendable, CustomStringConvertible {
 }
 
 /// Bounds how many frames an output has in flight (queued for its delegate, or held by it).
-/// A frame takes a slot with ``tryAcquire()`` when it is accepted; the slot is given back by the
+/// A frame takes a slot with `tryAcquire()` when it is accepted; the slot is given back by the
 /// sample buffer that carries the frame (in its `deinit`), or by the output when the frame is
 /// dropped before becoming one. Counting by hand spares an object per frame.
 ///
 /// Thread safety: lock-free; any thread.
-final class FrameBudget: Sendable {
+public final class FrameBudget: Sendable {
     let limit: Int
     private let inFlight = Atomic<Int>(0)
 
@@ -275,7 +275,7 @@ final class FrameBudget: Sendable {
         return false
     }
 
-    /// Gives back a slot taken by ``tryAcquire()``.
+    /// Gives back a slot taken by `tryAcquire()`.
     func release() { inFlight.subtract(1, ordering: .releasing) }
 
     /// Frames in flight now.

@@ -10,7 +10,7 @@ import Synchronization
 /// out-of-buffers policies, drop reports and ``Statistics``.
 ///
 /// Thread safety: may be used from any thread.
-public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state lives in `links`, a Mutex.
+open class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state lives in `links`, a Mutex.
     private struct Links {
         var connections: [CaptureConnection] = []
         var session: ObjectIdentifier?
@@ -18,7 +18,9 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
     }
     private let links = Mutex(Links())
 
-    init() {}
+    /// An output with no connections. A subclass outside the package makes its
+    /// ``EngineOutputCore`` first and hands it to ``adopt(_:)`` (see "Writing an output").
+    public init() {}
 
     /// The connections feeding this output.
     public var connections: [CaptureConnection] { links.withLock { $0.connections } }
@@ -59,7 +61,7 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
     private(set) var driver: (any OutputDriver)?
 
     /// Makes `core` answer this output's hooks. Called once, from the output's `init`.
-    func adopt<Body: OutputBody>(_ core: EngineOutputCore<Body>) {
+    public func adopt<Body: OutputBody>(_ core: EngineOutputCore<Body>) {
         core.attach(to: self)
         driver = core
     }
@@ -126,25 +128,27 @@ public class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state l
 
 /// What an output asks of the device, for negotiation, together with the output's settings as
 /// read for it.
-struct OutputRequest: Sendable {
+public struct OutputRequest: Sendable {
     /// The pixel format wanted; `nil` for whatever the device captures.
-    var pixelFormat: PixelFormat?
+    public var pixelFormat: PixelFormat?
     /// The size wanted; `nil` for the device's size.
-    var size: CaptureDevice.Dimensions?
+    public var size: CaptureDevice.Dimensions?
     /// The shortest time between delivered frames; `.invalid` for no limit.
-    var minFrameDuration: MediaTime = .invalid
+    public var minFrameDuration: MediaTime = .invalid
     /// The formats the output's first processor takes (empty: any), so negotiation counts the
     /// conversion a processor forces.
-    var processorFormats: [PixelFormat] = []
+    public var processorFormats: [PixelFormat] = []
     /// The PCM layout wanted from a microphone; `nil` (video outputs) for whatever it captures.
-    var audioSettings: AudioSettings?
+    public var audioSettings: AudioSettings?
     /// Builds the output's stream for the negotiated format and frame duration from the settings
     /// this request was read from (captured, typed), without changing the output; throws when the
     /// output cannot run that way.
-    var prepare:
+    public var prepare:
         @Sendable (_ format: CaptureDevice.Format, _ frameDuration: MediaTime) throws(CaptureError) -> PreparedStream
 
-    init(
+    /// A request for these fields (an output built on ``EngineOutputCore`` leaves `prepare` to the
+    /// core).
+    public init(
         pixelFormat: PixelFormat? = nil, size: CaptureDevice.Dimensions? = nil, minFrameDuration: MediaTime = .invalid,
         processorFormats: [PixelFormat] = [], audioSettings: AudioSettings? = nil,
         prepare: @escaping @Sendable (CaptureDevice.Format, MediaTime) throws(CaptureError) -> PreparedStream = {

@@ -9,7 +9,7 @@ import Synchronization
 /// device's capture thread which samples go on (rate gate, late-frame and out-of-buffers policy,
 /// discontinuities), queues them with their drop reports, and hands them one at a time, in order,
 /// to the output's consumer on a private serial delivery queue. The consumer (a delegate call, an
-/// encoder, a JPEG writer) runs inside the queue the caller chose (``setCallbackQueue(_:)``).
+/// encoder, a JPEG writer) runs inside the queue the caller chose (`setCallbackQueue(_:)`).
 ///
 /// An output owns one engine and gives it three closures: `prepare`, which turns an accepted
 /// sample into the `Product` the output hands over (converting only then, so a dropped sample
@@ -34,9 +34,9 @@ import Synchronization
 /// delivery queue, never under the engine's lock, one at a time. Staging runs on the lanes'
 /// serial queues, one sample at a time per lane.
 // unchecked: state is in a Mutex; the handlers are set once.
-final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
+public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     /// What `prepare` made of a sample.
-    enum Preparation {
+    public enum Preparation {
         /// Ready to hand over. With `holdsSlot`, the sample's budget slot now belongs to the
         /// product (a sample buffer gives it back when it goes); otherwise the engine gives it back
         /// once the product is consumed.
@@ -46,17 +46,22 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     }
 
     /// A drop to tell the consumer of.
-    struct DropReport: Sendable {
-        var reason: DroppedFrameReason
-        var presentationTime: MediaTime
-        var duration: MediaTime
-        var sequenceNumber: UInt64
+    public struct DropReport: Sendable {
+        /// Why the samples were dropped.
+        public var reason: DroppedFrameReason
+        /// The (first) dropped sample's presentation time.
+        public var presentationTime: MediaTime
+        /// How long the dropped samples last.
+        public var duration: MediaTime
+        /// The (first) dropped sample's sequence number.
+        public var sequenceNumber: UInt64
         /// How many samples the report stands for.
-        var count: Int
+        public var count: Int
         /// For audio: the sample frames those samples held (lost ones as the device counted
         /// them); 0 for video.
-        var mediaSampleCount: Int
-        var connection: CaptureConnection
+        public var mediaSampleCount: Int
+        /// The connection the samples came from.
+        public var connection: CaptureConnection
 
         init(_ sample: CapturedSample, reason: DroppedFrameReason, connection: CaptureConnection) {
             self.init(
@@ -89,7 +94,7 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     typealias Recycle = @Sendable (_ product: inout Product?) -> Void
 
     /// What staging made of a sample.
-    enum StageOutcome: Sendable {
+    public enum StageOutcome: Sendable {
         /// The sample to prepare instead (e.g. with its frame decoded).
         case staged(CapturedSample)
         /// Not to be delivered, for `reason`.
@@ -97,12 +102,21 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
     }
 
     /// A step that runs before `prepare`, on lanes of its own (see the type's summary).
-    struct Staging: Sendable {
+    public struct Staging: Sendable {
         /// How many lanes samples of a context use: 2 to stage on two lanes; fewer means the
         /// context's samples are not staged (`prepare` does all the work).
-        var lanes: @Sendable (_ context: Context) -> Int
+        public var lanes: @Sendable (_ context: Context) -> Int
         /// Stages `sample` on lane `lane` (0 or 1), on that lane's serial queue.
-        var run: @Sendable (_ sample: CapturedSample, _ context: Context, _ lane: Int) -> StageOutcome
+        public var run: @Sendable (_ sample: CapturedSample, _ context: Context, _ lane: Int) -> StageOutcome
+
+        /// Staging on `lanes(context)` lanes by `run`.
+        public init(
+            lanes: @escaping @Sendable (_ context: Context) -> Int,
+            run: @escaping @Sendable (_ sample: CapturedSample, _ context: Context, _ lane: Int) -> StageOutcome
+        ) {
+            self.lanes = lanes
+            self.run = run
+        }
     }
 
     /// The staging of one sample: its lane, and the outcome once the lane is done.
@@ -248,14 +262,14 @@ final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendable {
 
     /// Whether to replace a waiting sample by a newer one (``DroppedFrameReason/frameWasLate``)
     /// rather than queueing up to the budget.
-    var discardsLateSamples: Bool {
+    public var discardsLateSamples: Bool {
         get { state.withLock { $0.discardsLate } }
         set { state.withLock { $0.discardsLate = newValue } }
     }
 
     /// The shortest time between accepted samples; `.invalid` for no limit. Applies from the next
     /// sample.
-    var minFrameDuration: MediaTime {
+    public var minFrameDuration: MediaTime {
         get { state.withLock { $0.minFrameDuration } }
         set { state.withLock { $0.minFrameDuration = newValue } }
     }

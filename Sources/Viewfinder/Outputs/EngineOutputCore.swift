@@ -11,7 +11,7 @@ import Synchronization
 /// Every type is the output's own: the settings snapshot read for a negotiation comes back to
 /// ``makeContext(format:frameDuration:settings:)`` as `Settings`, and the engine keeps `Context`;
 /// nothing is type-erased, so no sample can vanish in a failed cast.
-protocol OutputBody: Sendable {
+public protocol OutputBody: Sendable {
     /// What the output is set to, read once per negotiation.
     associatedtype Settings: Sendable
     /// What one stream negotiated (for video: the processor chain).
@@ -83,30 +83,42 @@ protocol OutputBody: Sendable {
 }
 
 extension OutputBody {
-    func resolve(_ settings: Settings, for output: CaptureOutput) -> Settings { settings }
-    var discardsLateSamplesByDefault: Bool { true }
-    var staging: DeliveryEngine<Context, Product>.Staging? { nil }
-    func recycle(_ product: inout Product?) { product = nil }
-    func admits(_ sample: CapturedSample, from connection: CaptureConnection) -> Bool { true }
-    func streamDidBegin(_ context: Context) {}
-    func streamDidEnd(mediaType: MediaType, output: CaptureOutput) {}
-    func sessionDidStopRunning(failure: CaptureError?, output: CaptureOutput) {}
-    func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError, output: CaptureOutput) {}
+    /// By default `settings` as they are.
+    public func resolve(_ settings: Settings, for output: CaptureOutput) -> Settings { settings }
+    /// Video-like by default: a newer sample replaces a waiting one.
+    public var discardsLateSamplesByDefault: Bool { true }
+    /// No staging by default.
+    public var staging: DeliveryEngine<Context, Product>.Staging? { nil }
+    /// Lets go of the product by default.
+    public func recycle(_ product: inout Product?) { product = nil }
+    /// Every sample by default.
+    public func admits(_ sample: CapturedSample, from connection: CaptureConnection) -> Bool { true }
+    /// Nothing by default.
+    public func streamDidBegin(_ context: Context) {}
+    /// Nothing by default.
+    public func streamDidEnd(mediaType: MediaType, output: CaptureOutput) {}
+    /// Nothing by default.
+    public func sessionDidStopRunning(failure: CaptureError?, output: CaptureOutput) {}
+    /// Nothing by default.
+    public func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError, output: CaptureOutput) {}
 }
 
 /// The plumbing every engine-backed output shares, written once: it owns the output's
 /// ``DeliveryEngine``, its settings (with one ``applyChange(_:)`` for every setter), its delegate
-/// and callback queue, and answers the session's hooks (``CaptureOutput/makeRequest()``, sample
+/// and callback queue, and answers the session's hooks (the request, sample
 /// receipt, stream stop, statistics reset). An output makes one in its `init` and hands it to
 /// ``CaptureOutput/adopt(_:)``.
 ///
 /// Thread safety: every member may be used from any thread; the body's closures run on the
 /// engine's delivery queue inside the delegate's queue, one at a time.
 // unchecked: mutable state is in Mutexes; `edits` serialises setters; the owner is set once.
-final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendable {
-    let body: Body
-    let budgetLimit: Int
-    private(set) var engine: DeliveryEngine<Body.Context, Body.Product>!
+public final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendable {
+    /// The output's job.
+    public let body: Body
+    /// The most samples in flight (queued, being prepared or held as products).
+    public let budgetLimit: Int
+    /// The engine the core runs.
+    public private(set) var engine: DeliveryEngine<Body.Context, Body.Product>!
     private let settings: Mutex<Body.Settings>
     private let delegateSlot = Mutex<DelegateSlot?>(nil)
     /// Serialises setters with each other: each renegotiates through the session, which calls
@@ -125,7 +137,7 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
 
     /// A core for `body` with `budgetLimit` samples in flight at most; `label` names its queues
     /// (the body's label by default).
-    init(_ body: Body, budgetLimit: Int, label: String? = nil) {
+    public init(_ body: Body, budgetLimit: Int, label: String? = nil) {
         self.body = body
         self.budgetLimit = max(1, budgetLimit)
         settings = Mutex(body.initialSettings)
@@ -157,22 +169,22 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
 
     /// Sets the delegate (read through `read`, which holds it weakly) and the queue it is called
     /// on; `nil` for both stops delivery. A delegate without a queue gets a private serial queue.
-    func setDelegate(_ read: (() -> Body.Delegate?)?, queue: DispatchQueue?) {
+    public func setDelegate(_ read: (() -> Body.Delegate?)?, queue: DispatchQueue?) {
         let callbackQueue = read == nil ? nil : queue ?? DispatchQueue(label: "viewfinder.\(body.label).callbacks")
         delegateSlot.withLock { $0 = read.map(DelegateSlot.init) }
         engine.setCallbackQueue(callbackQueue)
     }
 
     /// The delegate, if one is set and still alive.
-    var delegate: Body.Delegate? { delegateSlot.withLock { $0 }?.read() }
+    public var delegate: Body.Delegate? { delegateSlot.withLock { $0 }?.read() }
 
     /// The queue the delegate is called on.
-    var callbackQueue: DispatchQueue? { engine.callbackQueue }
+    public var callbackQueue: DispatchQueue? { engine.callbackQueue }
 
     // MARK: Settings
 
     /// The settings now.
-    var currentSettings: Body.Settings { settings.withLock { $0 } }
+    public var currentSettings: Body.Settings { settings.withLock { $0 } }
 
     /// Applies `edit` by the one rule for settings: the new settings apply at the next frame
     /// boundary they can — on a running session the session renegotiates, installing the output's
@@ -180,7 +192,7 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
     /// change. When the new configuration cannot run, the old settings stay and the error is
     /// thrown. Engine-local state (the late-frame policy, the rate gate) is changed inside `edit`
     /// through `engine` and restored the same way.
-    func applyChange(
+    public func applyChange(
         _ edit: (inout Body.Settings, DeliveryEngine<Body.Context, Body.Product>) throws(CaptureError) -> Void
     )
         throws(CaptureError)
@@ -202,8 +214,8 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
     }
 
     /// Runs a setter that throws and, from a property's `set` (which cannot throw), posts its
-    /// error instead by the one rule (``CaptureSession/postSettingFailure(_:from:object:)``).
-    func postingFailure(_ change: () throws(CaptureError) -> Void) {
+    /// error instead by the one rule (as `runtimeErrorNotification`, the session's `postSettingFailure`).
+    public func postingFailure(_ change: () throws(CaptureError) -> Void) {
         do throws(CaptureError) {
             try change()
         } catch {
@@ -278,14 +290,17 @@ final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked Sendabl
 
     // MARK: Figures
 
-    var statistics: CaptureOutput.Statistics { engine.statistics }
-    var latency: LatencyStatistics { engine.latency }
-    var context: Body.Context? { engine.context }
+    /// The engine's counters since the session last started.
+    public var statistics: CaptureOutput.Statistics { engine.statistics }
+    /// Capture-to-hand-over latency over the last 1,024 products.
+    public var latency: LatencyStatistics { engine.latency }
+    /// The running stream's context, if a stream runs.
+    public var context: Body.Context? { engine.context }
 
     /// Waits until everything queued so far has been handed over. Returns at once when called
     /// from a delegate callback (waiting there would deadlock).
     @discardableResult
-    func waitUntilDelivered(timeout: Double) -> Bool { engine.waitUntilDelivered(timeout: timeout) }
+    public func waitUntilDelivered(timeout: Double) -> Bool { engine.waitUntilDelivered(timeout: timeout) }
 }
 
 /// What the session drives on an output: the hooks ``CaptureOutput`` forwards to the core it
@@ -366,13 +381,13 @@ final class OutputLink<Owner: AnyObject>: @unchecked Sendable {
 
 /// An output's stream, built for a negotiated format without changing the output (so a
 /// configuration that cannot run is refused before anything stops), installed later.
-struct PreparedStream: Sendable {
+public struct PreparedStream: Sendable {
     /// Installs the stream. `isRestart` is `false` when the device keeps running and only this
     /// output changed: the new context then applies between samples.
     let install: @Sendable (_ isRestart: Bool) -> Void
 
     /// A stream with nothing to install.
-    static let none = PreparedStream { _ in }
+    public static let none = PreparedStream { _ in }
 }
 
 /// Watches an output for a stream that delivers nothing while its frames keep dropping for one
