@@ -49,7 +49,7 @@ struct PhotoOutputTests {
         rig.nextFrame()
         rig.nextFrame()  // frames 0…2 have arrived
         let settings = CapturePhotoSettings()
-        settings.metadata = ["Artist": "Ada", "UserComment": "über"]
+        settings.metadata = ["{TIFF}": ["Artist": "Ada"], "{Exif}": ["UserComment": "über"]]  // Image I/O's shape
         rig.photos.capturePhoto(with: settings, delegate: rig.recorder)
         #expect(rig.photos.waitUntilIdle(timeout: 10))
         #expect(rig.recorder.finishedCount == 0, "no frame arrived after the request yet: no photo")
@@ -79,8 +79,15 @@ struct PhotoOutputTests {
         #expect(exif.software == "Viewfinder")
         let date = try #require(exif.dateTimeOriginal)
         #expect(date.count == 19 && date.hasPrefix(String(Calendar.current.component(.year, from: Date()))))
-        #expect(photo.metadata["Artist"] as? String == "Ada")
-        #expect(photo.metadata["PixelXDimension"] as? Int == 640)
+        #expect((photo.metadata["{TIFF}"] as? [String: Any])?["Artist"] as? String == "Ada")
+        #expect((photo.metadata["{Exif}"] as? [String: Any])?["PixelXDimension"] as? Int == 640)
+        // Image I/O's shape: orientation and size at the top level, nothing else flat.
+        #expect(photo.metadata[kCGImagePropertyOrientation] as? Int == 1)
+        #expect(photo.metadata[kCGImagePropertyPixelWidth] as? Int == 640)
+        #expect(
+            (photo.metadata[kCGImagePropertyTIFFDictionary] as? [String: Any])?[kCGImagePropertyTIFFMake] as? String
+                == "Viewfinder")
+        #expect(photo.metadata["Artist"] == nil && photo.metadata["Make"] == nil)
         #expect(rig.photos.statistics.captured == 1, "the engine saw the photo's frame only")
         #expect(rig.photos.statistics.delivered == 1)
     }
@@ -134,7 +141,7 @@ struct PhotoOutputTests {
             #expect(TestPattern.readSequenceNumber(from: pixels) == 1)
             #expect(result.photo.fileDataRepresentation() == nil)
             #expect(result.photo.resolvedSettings.photoPixelFormatType == photo)
-            #expect(result.photo.metadata["PixelYDimension"] as? Int == 480)
+            #expect((result.photo.metadata["{Exif}"] as? [String: Any])?["PixelYDimension"] as? Int == 480)
         }
     }
 

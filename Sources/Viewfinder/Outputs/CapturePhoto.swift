@@ -50,11 +50,14 @@ public final class CapturePhoto: Sendable {
     /// (read ``pixelBuffer``, or encode it with ``JPEGEncoder``) and for a failed request.
     public func fileDataRepresentation() -> Data? { jpeg }
 
-    /// The photo's EXIF fields, keyed by EXIF tag name: `"DateTimeOriginal"`,
-    /// `"OffsetTimeOriginal"`, `"Make"`, `"Model"`, `"PixelXDimension"`, `"PixelYDimension"`,
-    /// `"Orientation"`, `"ImageDescription"`, `"Software"`, `"Artist"`, `"UserComment"` (those
-    /// set). A flat dictionary rather than Image I/O's nested `{Exif}` / `{TIFF}` ones.
-    public var metadata: [String: Any] { exif.dictionary }
+    /// The photo's metadata in Image I/O's shape, as `AVCapturePhoto.metadata`:
+    /// ``kCGImagePropertyExifDictionary`` (`"{Exif}"`: `DateTimeOriginal`, `OffsetTimeOriginal`,
+    /// `PixelXDimension`, `PixelYDimension`, `UserComment`), ``kCGImagePropertyTIFFDictionary``
+    /// (`"{TIFF}"`: `Make`, `Model`, `Software`, `Artist`, `ImageDescription`, `Orientation`), and
+    /// at the top level ``kCGImagePropertyOrientation``, ``kCGImagePropertyPixelWidth`` and
+    /// ``kCGImagePropertyPixelHeight`` (each where set). The same fields, typed and flat, are
+    /// ``exif``.
+    public var metadata: [String: Any] { exif.imageIOProperties }
 }
 
 extension EXIFMetadata {

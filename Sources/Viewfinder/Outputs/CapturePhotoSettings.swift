@@ -162,14 +162,15 @@ public final class CapturePhotoSettings: Sendable {
         set { mutable.withLock { $0.isHighResolutionPhotoEnabled = newValue } }
     }
 
-    /// EXIF fields to add to the photo, by EXIF tag name (the keys of ``CapturePhoto/metadata``):
-    /// `"ImageDescription"`, `"Artist"`, `"UserComment"`, `"Software"`, `"Make"`, `"Model"`
-    /// (strings) and `"Orientation"` (1…8). They replace what the output would write. Another key,
+    /// EXIF fields to add to the photo: `"ImageDescription"`, `"Artist"`, `"UserComment"`,
+    /// `"Software"`, `"Make"`, `"Model"` (strings) and `"Orientation"` (1…8), given in Image I/O's
+    /// nested shape (under `"{Exif}"`/`"{TIFF}"`, as ``CapturePhoto/metadata`` has them) or flat by
+    /// tag name; read back flat. They replace what the output would write. Another key,
     /// or a value of the wrong type, fails the request with ``CaptureError/Code/invalidArgument``.
     public var metadata: [String: Any] {
         get { mutable.withLock { $0.metadata }.mapValues(\.value) }
         set {
-            let converted = newValue.mapValues(MetadataValue.init)
+            let converted = EXIFMetadata.flattened(newValue).mapValues(MetadataValue.init)
             mutable.withLock { $0.metadata = converted }
         }
     }

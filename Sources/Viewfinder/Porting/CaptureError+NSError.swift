@@ -38,3 +38,14 @@ extension CaptureError: CustomNSError, LocalizedError {
     /// The ``description`` (what failed and what to do), for `error.localizedDescription`.
     public var errorDescription: String? { description }
 }
+
+extension Error {
+    /// `AVError.code`: after deleting "AV", `AVError` is Swift's `Error`, which has no code; the
+    /// compiler's message here names the cast. (Concrete errors' own `code` members, such as
+    /// ``CaptureError/code`` and `NSError.code`, are unaffected.)
+    @available(
+        *, unavailable,
+        message: "AVError minus \"AV\" is Swift's Error: use (error as? CaptureError)?.code"
+    )
+    public var code: CaptureError.Code { .unknown }
+}
