@@ -58,8 +58,10 @@ extension CaptureDevice.RotationCoordinator: _KeyValueObservable {
     /// Observable: both angles.
     public static var _observableKeyPaths: [AnyKeyPath: String] {
         [
-            \CaptureDevice.RotationCoordinator.videoRotationAngleForHorizonLevelPreview: "videoRotationAngleForHorizonLevelPreview",
-            \CaptureDevice.RotationCoordinator.videoRotationAngleForHorizonLevelCapture: "videoRotationAngleForHorizonLevelCapture",
+            \CaptureDevice.RotationCoordinator.videoRotationAngleForHorizonLevelPreview:
+                "videoRotationAngleForHorizonLevelPreview",
+            \CaptureDevice.RotationCoordinator.videoRotationAngleForHorizonLevelCapture:
+                "videoRotationAngleForHorizonLevelCapture",
         ]
     }
 }

@@ -87,8 +87,10 @@ extension CaptureDevice: _KeyValueObservable {
             \CaptureDevice.activeFormat: "activeFormat", \CaptureDevice.focusPointOfInterest: "focusPointOfInterest",
             \CaptureDevice.exposurePointOfInterest: "exposurePointOfInterest",
             \CaptureDevice.isSubjectAreaChangeMonitoringEnabled: "isSubjectAreaChangeMonitoringEnabled",
-            \CaptureDevice.isAdjustingFocus: "isAdjustingFocus", \CaptureDevice.isAdjustingExposure: "isAdjustingExposure",
-            \CaptureDevice.isAdjustingWhiteBalance: "isAdjustingWhiteBalance", \CaptureDevice.systemPressureState: "systemPressureState",
+            \CaptureDevice.isAdjustingFocus: "isAdjustingFocus",
+            \CaptureDevice.isAdjustingExposure: "isAdjustingExposure",
+            \CaptureDevice.isAdjustingWhiteBalance: "isAdjustingWhiteBalance",
+            \CaptureDevice.systemPressureState: "systemPressureState",
         ]
     }
 
@@ -156,7 +158,10 @@ extension CaptureConnection: _KeyValueObservable {
     /// Observable: ``videoRotationAngle`` and ``isVideoMirrored``, reported on the thread that
     /// set them, after the output applied the change.
     public static var _observableKeyPaths: [AnyKeyPath: String] {
-        [\CaptureConnection.videoRotationAngle: "videoRotationAngle", \CaptureConnection.isVideoMirrored: "isVideoMirrored"]
+        [
+            \CaptureConnection.videoRotationAngle: "videoRotationAngle",
+            \CaptureConnection.isVideoMirrored: "isVideoMirrored",
+        ]
     }
 }
 

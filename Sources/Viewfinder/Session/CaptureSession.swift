@@ -528,7 +528,7 @@ public class CaptureSession: @unchecked Sendable {
                 return try startStream(
                     device: device, connections: connections, choice: choice, streams: prepared,
                     preempting: preempting)
-            } catch where error.code == .insufficientBandwidth {
+            } catch  where error.code == .insufficientBandwidth {
                 // The preset lets the session choose: a format that fits what the bus has left.
                 guard
                     let fallback = BandwidthFallback.choice(

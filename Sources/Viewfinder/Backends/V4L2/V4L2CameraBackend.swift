@@ -172,7 +172,7 @@ final class V4L2CameraBackend: DeviceBackend {
             do {
                 ring = try V4L2BufferRing.start(
                     interface: interface, fd: fd, count: bufferCount, layout: layout, isEmulated: format.isEmulated)
-            } catch where error.code == ENOSPC && usbLocation != nil {
+            } catch  where error.code == ENOSPC && usbLocation != nil {
                 throw CaptureError.usbBandwidth(
                     camera: localizedName, format: format, frameDuration: actualDuration, location: usbLocation!,
                     deviceID: uniqueID, formats: formats)
@@ -238,7 +238,7 @@ final class V4L2CameraBackend: DeviceBackend {
         request.fmt.pix.field = VF_V4L2_FIELD_ANY
         do {
             try interface.ioctl(fd, VF_VIDIOC_S_FMT, &request)
-        } catch where error.code == EINVAL {
+        } catch  where error.code == EINVAL {
             throw CaptureError(
                 .unsupportedFormat,
                 "the driver of '\(localizedName)' (\(path)) refused \(format): choose another of its formats",
@@ -396,9 +396,9 @@ final class V4L2CameraBackend: DeviceBackend {
         do {
             try interface.ioctl(context.fd, VF_VIDIOC_DQBUF, &buffer)
             return .frame(buffer)
-        } catch where error.code == EAGAIN {
+        } catch  where error.code == EAGAIN {
             return .empty
-        } catch where error.code == EIO {
+        } catch  where error.code == EIO {
             // uvcvideo reports EIO both for a failed transfer and for an unplugged camera.
             return .failed(diagnose(fd: context.fd, fallback: error))
         } catch {
@@ -411,7 +411,7 @@ final class V4L2CameraBackend: DeviceBackend {
         var capability = v4l2_capability()
         do {
             try interface.ioctl(fd, VF_VIDIOC_QUERYCAP, &capability)
-        } catch where error.code == ENODEV {
+        } catch  where error.code == ENODEV {
             return self.error(error, "capturing from")
         } catch {}
         return self.error(fallback, "capturing from")
