@@ -62,7 +62,13 @@ struct PreviewLatencyPlumbingTests {
             let sequence = entry[0].uint64Value
             let times = entry.dropFirst().map(\.doubleValue)
             #expect(sequence < produced)
-            #expect(times == times.sorted(), "stages out of order: \(entry)")
+            // The page's own stages (received, decoded, drawn, painted) are on one clock and in
+            // order. The server's publish stamp is CLOCK_REALTIME, which Chromium's
+            // `timeOrigin + now()` follows only as closely as the renderer pinned it: on a
+            // pristine root the page's clock ran 10-24 ms behind, so publish → receive is not
+            // ordered across the two (the latency bench checks the page's clock every run).
+            let pageStages = Array(times.dropFirst())
+            #expect(pageStages == pageStages.sorted(), "stages out of order: \(entry)")
             // The server stamps with CLOCK_REALTIME, the page with its wall clock: both fall in the
             // test's run (a second's slack for rounding).
             #expect(times.allSatisfy { $0 > before - 1000 && $0 < after + 1000 }, "\(entry)")
