@@ -103,12 +103,9 @@ struct AVCamMovieRecorderTests {
         let probe = try ffprobe(url, "stream=codec_name,width,height")
         let expectedCodec = recorder.movieFileOutput.availableVideoCodecTypes.contains(.hevc) ? "hevc" : "h264"
         #expect(probe.contains { $0.hasPrefix("h264") || $0.hasPrefix("hevc") }, "ffprobe: \(probe)")
-        // Found here: the codec set just before startRecording on a running session reaches the
-        // device's stream at its next frame, and a recording started before that frame may still
-        // be written with the previous codec (issue 23's output layer owns the fix).
-        withKnownIssue("setOutputSettings right before startRecording may miss the recording", isIntermittent: true) {
-            #expect(probe.contains { $0.hasPrefix(expectedCodec) }, "ffprobe: \(probe)")
-        }
+        // The codec set just before startRecording on a running session reaches the device's
+        // stream at its next frame; the recording starts with the first frame of that stream.
+        #expect(probe.contains { $0.hasPrefix(expectedCodec) }, "ffprobe: \(probe)")
     }
 
     @Test("the dictionary form of setOutputSettings reads back through outputSettings(for:)")

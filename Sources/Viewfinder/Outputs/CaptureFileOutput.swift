@@ -352,6 +352,15 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         guard let recording = current, let writer = recording.writer else { return .ready((), holdsSlot: false) }
         guard let image = sample.image else { return .dropped(.droppedByProcessor("movie file output: not video")) }
         let limits = status.withLock { ($0.maxRecordedDuration, $0.maxRecordedFileSize, $0.minFreeDiskSpaceLimit) }
+        // A recording takes the settings in force when its first frame comes: settings set just
+        // before `startRecording` reach the stream at the next frame boundary, so a frame of the
+        // stream they replace does not start it (a refused change is restored, so this ends).
+        if !recording.hasVideoStream,
+            context.settings
+                != videoCore.currentSettings.perConnection[ObjectIdentifier(connection)] ?? MovieOutputSettings()
+        {
+            return .ready((), holdsSlot: false)
+        }
         if !recording.hasVideoStream {
             do throws(CaptureError) {
                 let settings = try videoSettings(for: image, context: context)
