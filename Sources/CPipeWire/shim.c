@@ -327,6 +327,8 @@ int vf_pw_connection_sync(vf_pw_connection *c, int timeout_ms) {
     return res;
 }
 
+int vf_pw_connection_in_loop_thread(vf_pw_connection *c) { return pw_thread_loop_in_thread(c->loop) ? 1 : 0; }
+
 void vf_pw_connection_close(vf_pw_connection *c) {
     if (!c) return;
     pw_thread_loop_lock(c->loop);
