@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <spa/buffer/meta.h>
 #include <spa/param/video/format-utils.h>
@@ -21,7 +22,21 @@ struct vf_pw_vcam {
     vf_pw_format offered[VF_VCAM_MAX_FORMATS];
     int offered_count;
     vf_pw_vcam_status status;
+    /// A graph cycle this node started has not completed yet (the consumer is still at it), and
+    /// since when (CLOCK_MONOTONIC ns).
+    int cycle_pending;
+    int64_t pending_since_ns;
 };
+
+/// How long a cycle may stay pending before the node stops waiting for its trigger_done (a lost
+/// event must not stop publishing for good).
+#define VF_VCAM_CYCLE_TIMEOUT_NS (500 * SPA_NSEC_PER_MSEC)
+
+static int64_t vcam_now_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * SPA_NSEC_PER_SEC + now.tv_nsec;
+}
 
 static uint32_t vcam_spa_format(uint32_t format) {
     switch (format) {
@@ -83,6 +98,7 @@ static void on_vcam_state(void *data, enum pw_stream_state old, enum pw_stream_s
     struct vf_pw_vcam *v = data;
     (void)old;
     v->status.streaming = state == PW_STREAM_STATE_STREAMING;
+    if (!v->status.streaming) v->cycle_pending = 0;
     if (state == PW_STREAM_STATE_ERROR) snprintf(v->status.error, sizeof v->status.error, "%s", error ? error : "");
 }
 
@@ -130,10 +146,17 @@ static void on_vcam_param_changed(void *data, uint32_t id, const struct spa_pod 
     pw_stream_update_params(v->stream, params, 2);
 }
 
+/// The graph cycle the last frame started has completed: the consumer took it.
+static void on_vcam_trigger_done(void *data) {
+    struct vf_pw_vcam *v = data;
+    v->cycle_pending = 0;
+}
+
 static const struct pw_stream_events vf_vcam_events = {
     PW_VERSION_STREAM_EVENTS,
     .state_changed = on_vcam_state,
     .param_changed = on_vcam_param_changed,
+    .trigger_done = on_vcam_trigger_done,
 };
 
 vf_pw_vcam *vf_pw_vcam_open(
@@ -216,6 +239,15 @@ int vf_pw_vcam_publish(vf_pw_vcam *v, uint64_t seq, int64_t pts_ns, vf_pw_vcam_f
         pw_thread_loop_unlock(v->loop);
         return -1;
     }
+    // While the consumer is still in the cycle the previous frame started, a new cycle would
+    // overrun it and the graph would lose a frame nobody counts: this one is dropped instead.
+    int64_t now = vcam_now_ns();
+    int driving = pw_stream_is_driving(v->stream);
+    if (driving && v->cycle_pending && now - v->pending_since_ns < VF_VCAM_CYCLE_TIMEOUT_NS) {
+        v->status.busy++;
+        pw_thread_loop_unlock(v->loop);
+        return 0;
+    }
     struct pw_buffer *b = pw_stream_dequeue_buffer(v->stream);
     if (!b) {
         v->status.busy++;
@@ -241,6 +273,10 @@ int vf_pw_vcam_publish(vf_pw_vcam *v, uint64_t seq, int64_t pts_ns, vf_pw_vcam_f
         header->dts_offset = 0;
     }
     pw_stream_queue_buffer(v->stream, b);
+    if (driving) {
+        v->cycle_pending = 1;
+        v->pending_since_ns = now;
+    }
     pw_stream_trigger_process(v->stream);
     if (written > 0) v->status.queued++;
     pw_thread_loop_unlock(v->loop);

@@ -52,8 +52,9 @@ typedef uint32_t (*vf_pw_vcam_fill_fn)(
 /// Publishes one frame without waiting for a buffer: takes a free one, lets `fill` write it (on
 /// the calling thread, with the loop locked, so the buffer cannot go away meanwhile), stamps it
 /// with sequence number `seq` and `pts_ns` (a spa_meta_header), queues it and starts a graph
-/// cycle. Returns 1 when queued; 0 when the consumer holds every buffer (nothing written: drop
-/// the frame); -1 when no consumer is streaming; -2 when `fill` wrote nothing (the buffer went
+/// cycle. Returns 1 when queued; 0 when the consumer holds every buffer or is still in the cycle
+/// the previous frame started (nothing written: drop the frame; a new cycle would overrun the
+/// consumer and the graph would lose a frame without a count); -1 when no consumer is streaming; -2 when `fill` wrote nothing (the buffer went
 /// back flagged corrupted).
 int vf_pw_vcam_publish(vf_pw_vcam *vcam, uint64_t seq, int64_t pts_ns, vf_pw_vcam_fill_fn fill, void *user);
 
