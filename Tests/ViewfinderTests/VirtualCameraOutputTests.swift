@@ -11,6 +11,9 @@ struct GStreamerConsumer {
     let format: String
     let count: Int
     let file: URL
+    /// How long the consumer spends on each frame (GStreamer's `identity sleep-time`), for a
+    /// consumer slower than the camera; 0 for none.
+    var microsecondsPerFrame = 0
 
     /// Whether gst-launch-1.0 with the PipeWire plug-in is installed; the reason and fix when not.
     static func missingParts() -> String? {
@@ -36,8 +39,12 @@ struct GStreamerConsumer {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
         process.arguments = [
             "-q", "pipewiresrc", "target-object=\(target)", "num-buffers=\(count)", "always-copy=true", "!",
-            "video/x-raw,format=\(format)", "!", "filesink", "location=\(file.path(percentEncoded: false))",
+            "video/x-raw,format=\(format)", "!",
         ]
+        if microsecondsPerFrame > 0 {
+            process.arguments! += ["identity", "sleep-time=\(microsecondsPerFrame)", "!"]
+        }
+        process.arguments! += ["filesink", "location=\(file.path(percentEncoded: false))"]
         var environment = ProcessInfo.processInfo.environment
         environment["PIPEWIRE_REMOTE"] = remote
         process.environment = environment
@@ -216,6 +223,43 @@ struct VirtualCameraOutputTests {
         #expect(dataStatistics.captured + 1 >= camera.framesProduced, "\(camera.framesProduced) frames made")
         let here = delegate.frames.map(\.sequenceNumber)
         #expect(PipeWireBackendTests.missing(here) == 0 && PipeWireBackendTests.isIncreasing(here))
+    }
+
+    @Test("a consumer slower than the camera: the newest frame wins, the rest are counted, capture keeps its rate")
+    func slowConsumer() throws {
+        let remote = try remote()
+        if let missing = GStreamerConsumer.missingParts() {
+            Issue.record(Comment(rawValue: missing))
+            return
+        }
+        let name = PipeWireTestDaemon.uniqueName("vcam-slow")
+        let delegate = RecordingDelegate()
+        let (session, data, virtual, _) = try makeSession(name: name, remote: remote, delegate: delegate)
+        session.startRunning()
+        #expect(delegate.waitForFrames(3))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(name).raw")
+        defer { try? FileManager.default.removeItem(at: file) }
+        // 8 frames a second at most, against the camera's 30.
+        let consumer = GStreamerConsumer(format: "NV12", count: 12, file: file, microsecondsPerFrame: 125_000)
+        let (status, log) = try consumer.run(target: name, remote: remote)
+        session.stopRunning()
+        delegate.queue.sync {}
+        #expect(status == 0, "gst-launch-1.0: \(log)")
+
+        let (frames, _) = try consumer.frames(width: 320, height: 240)
+        #expect(frames.count == 12)
+        let numbers = frames.compactMap(TestPattern.readSequenceNumber(from:))
+        #expect(numbers.count == frames.count && PipeWireBackendTests.isIncreasing(numbers), "\(numbers)")
+        let statistics = virtual.statistics
+        #expect(statistics.delivered + statistics.dropped + statistics.rateGated == statistics.captured)
+        #expect(virtual.publishingStatistics.droppedConsumerBusy > 0, "\(virtual.publishingStatistics)")
+        #expect(PipeWireBackendTests.missing(numbers) <= statistics.dropped, "\(numbers), \(statistics)")
+        // Newest wins: the frames the consumer got were fresh, not a backlog of old ones — it
+        // received far fewer frames than the camera made over its run.
+        #expect(PipeWireBackendTests.missing(numbers) > numbers.count, "skipped to the newest: \(numbers)")
+        let dataStatistics = data.statistics
+        #expect(dataStatistics.dropped == 0, "\(dataStatistics)")
+        #expect(dataStatistics.delivered == dataStatistics.captured)
     }
 
     @Test("with no consumer, capture goes on and every frame is counted as dropped for want of one")
