@@ -27,7 +27,8 @@ struct GStreamerConsumer {
             guard (try? inspect.run()) != nil else { return "gst-inspect-1.0 did not run" }
             inspect.waitUntilExit()
             return inspect.terminationStatus == 0
-                ? nil : "GStreamer's pipewiresrc is missing: install gstreamer1.0-pipewire (Scripts/install-dependencies.sh)"
+                ? nil
+                : "GStreamer's pipewiresrc is missing: install gstreamer1.0-pipewire (Scripts/install-dependencies.sh)"
         }
         return "gst-launch-1.0 is missing: install gstreamer1.0-tools (Scripts/install-dependencies.sh)"
     }
@@ -212,7 +213,8 @@ struct VirtualCameraOutputTests {
         #expect(statistics.delivered + statistics.dropped + statistics.rateGated == statistics.captured)
         #expect(statistics.delivered >= 40)
         #expect(
-            PipeWireBackendTests.missing(numbers) <= statistics.dropped, "every gap was counted: \(numbers), \(statistics)")
+            PipeWireBackendTests.missing(numbers) <= statistics.dropped,
+            "every gap was counted: \(numbers), \(statistics)")
         #expect(virtual.publishingStatistics.published == statistics.delivered)
 
         // The data output beside it kept the camera's rate: nothing dropped, every frame there.

@@ -25,7 +25,8 @@ import Synchronization
 ///   ``videoSettings`` to choose the processed format and size.
 /// - Newest wins; capture is never held up: a frame is written straight into a free PipeWire
 ///   buffer and queued. With no consumer streaming, frames drop as ``noConsumerDropReason`` before
-///   any processing; when the consumer holds every buffer, as ``consumerBusyDropReason``; while
+///   any processing; while the consumer is still taking the previous frame (or holds every buffer),
+///   as ``consumerBusyDropReason`` — never queued behind it; while
 ///   the previous frame is still being written, a newer one replaces the waiting one
 ///   (``DroppedFrameReason/frameWasLate``). Other outputs of the session are unaffected.
 /// - Counted like every output (``statistics``): a published frame is delivered; the drops above
@@ -38,7 +39,8 @@ import Synchronization
 public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in the core.
     /// Frames dropped because no consumer was streaming (none linked, or its link paused).
     public static let noConsumerDropReason = DroppedFrameReason.droppedByProcessor("virtualCamera.noConsumer")
-    /// Frames dropped because the consumer held every buffer (it is slower than the camera).
+    /// Frames dropped because the consumer was still taking the previous frame or held every
+    /// buffer (it is slower than the camera).
     public static let consumerBusyDropReason = DroppedFrameReason.droppedByProcessor("virtualCamera.consumerBusy")
     /// Frames that could not be written in the consumer's format.
     static let writeFailedDropReason = DroppedFrameReason.droppedByProcessor("virtualCamera.writeFailed")
@@ -379,7 +381,7 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
         public var published: Int
         /// Frames dropped because no consumer was streaming.
         public var droppedNoConsumer: Int
-        /// Frames dropped because the consumer held every buffer.
+        /// Frames dropped because the consumer was still taking the previous one.
         public var droppedConsumerBusy: Int
     }
 

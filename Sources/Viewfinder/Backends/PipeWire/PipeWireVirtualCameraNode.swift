@@ -9,14 +9,15 @@ import Synchronization
 ///
 /// Thread safety: all members may be used from any thread; `fill` runs on the publishing thread
 /// with the node's loop locked (so the buffer cannot be taken away while it is written).
-package final class PipeWireVirtualCameraNode: @unchecked Sendable {  // unchecked: the handle is used under the loop's lock.
+// unchecked: the handle is used under the loop's lock, the fill context under `publishing`.
+package final class PipeWireVirtualCameraNode: @unchecked Sendable {
     /// What a publish came to.
     package enum Outcome: Equatable {
         /// The frame was queued to the consumer.
         case published
         /// No consumer is streaming (none linked, or its link is paused).
         case noConsumer
-        /// The consumer holds every buffer.
+        /// The consumer holds every buffer, or is still taking the previous frame.
         case consumerBusy
         /// `fill` wrote nothing (the buffer went back marked corrupted).
         case notWritten
