@@ -285,18 +285,50 @@ struct VirtualCameraOutputTests {
         #expect(dataStatistics.delivered == dataStatistics.captured)
     }
 
-    @Test("the node is a camera other programs list, by the name and description chosen")
+    @Test("the node is a camera other programs list, by the name and description chosen, until the output goes")
     func listedAsCamera() throws {
         _ = try remote()
         let (registry, _) = try PipeWireTestDaemon.registry()
         let name = PipeWireTestDaemon.uniqueName("vcam-listed")
-        let virtual = try CaptureVirtualCameraOutput(
+        var virtual: CaptureVirtualCameraOutput? = try CaptureVirtualCameraOutput(
             name: name, description: "Listed virtual camera", remoteName: PipeWireTestDaemon.remote)
         let device = try #require(PipeWireTestDaemon.device("pipewire:\(name)", in: registry))
         #expect(device.localizedName == "Listed virtual camera")
-        #expect(virtual.nodeName == name)
+        #expect(virtual?.nodeName == name)
         let offered = Set(device.formats.map(\.pixelFormat))
         #expect(offered.isSuperset(of: [.bgra, .nv12VideoRange, .yuyv]), "offers \(offered)")
+        // Nothing holds on to the output: letting go of it removes the node.
+        let gone = NotificationRecorder(CaptureDevice.wasDisconnectedNotification, object: device)
+        virtual = nil
+        #expect(gone.wait())
+    }
+
+    @Test("a settings change on the running session re-offers the node: a consumer then gets the new size")
+    func settingsChangeReoffers() throws {
+        let remote = try remote()
+        if let missing = GStreamerConsumer.missingParts() {
+            Issue.record(Comment(rawValue: missing))
+            return
+        }
+        let name = PipeWireTestDaemon.uniqueName("vcam-resize")
+        let delegate = RecordingDelegate()
+        let (session, _, virtual, _) = try makeSession(name: name, remote: remote, delegate: delegate)
+        session.startRunning()
+        defer { session.stopRunning() }
+        #expect(delegate.waitForFrames(3))
+        #expect(virtual.offeredFormats.first?.dimensions == CaptureDevice.Dimensions(width: 320, height: 240))
+        try virtual.setVideoSettings(try VideoSettings(pixelFormat: .bgra, width: 160, height: 120))
+        let first = try #require(virtual.offeredFormats.first)
+        #expect(first.pixelFormat == .bgra && first.dimensions == CaptureDevice.Dimensions(width: 160, height: 120))
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(name).raw")
+        defer { try? FileManager.default.removeItem(at: file) }
+        let consumer = GStreamerConsumer(format: "BGRx", count: 10, file: file)
+        let (status, log) = try consumer.run(target: name, remote: remote)
+        #expect(status == 0, "gst-launch-1.0: \(log)")
+        let (frames, leftover) = try consumer.frames(width: 160, height: 120)
+        #expect(frames.count == 10 && leftover == 0)
+        #expect(frames.allSatisfy { TestPattern.readSequenceNumber(from: $0) != nil })
+        #expect((frames.map(distanceFromGray).max() ?? 255) <= 2)
     }
 
     @Test("no PipeWire daemon: a typed error that says what to do")
