@@ -227,6 +227,39 @@ struct VirtualCameraOutputTests {
         #expect(PipeWireBackendTests.missing(here) == 0 && PipeWireBackendTests.isIncreasing(here))
     }
 
+    @Test("a Viewfinder session in another process captures the node: each buffer's header carries the frame's number")
+    func viewfinderConsumer() throws {
+        let remote = try remote()
+        let probeURL = try #require(
+            PipeWireBackendTests.probeURL, "viewfinder-pipewire-probe is not built: run swift build --build-tests")
+        let name = PipeWireTestDaemon.uniqueName("vcam-probe")
+        let delegate = RecordingDelegate()
+        let (session, _, virtual, _) = try makeSession(name: name, remote: remote, delegate: delegate)
+        session.startRunning()
+        #expect(delegate.waitForFrames(3))
+        let probe = Process()
+        probe.executableURL = probeURL
+        probe.arguments = ["capture", name, "20"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["PIPEWIRE_REMOTE"] = remote
+        probe.environment = environment
+        let pipe = Pipe()
+        probe.standardOutput = pipe
+        try probe.run()
+        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        probe.waitUntilExit()
+        session.stopRunning()
+        #expect(probe.terminationStatus == 0, "\(text)")
+        // "seq N P": N is the buffer's spa_meta_header seq, P the number its (gray) pixels show.
+        let frames = text.split(separator: "\n").filter { $0.hasPrefix("seq ") }.map { $0.split(separator: " ") }
+        #expect(frames.count == 20)
+        #expect(frames.allSatisfy { $0.count == 3 && $0[1] == $0[2] }, "header and pixels agree: \(frames)")
+        let numbers = frames.compactMap { UInt64($0[1]) }
+        #expect(PipeWireBackendTests.isIncreasing(numbers), "in order: \(numbers)")
+        #expect(
+            PipeWireBackendTests.missing(numbers) <= virtual.statistics.dropped, "\(numbers), \(virtual.statistics)")
+    }
+
     @Test("a consumer slower than the camera: the newest frame wins, the rest are counted, capture keeps its rate")
     func slowConsumer() throws {
         let remote = try remote()
