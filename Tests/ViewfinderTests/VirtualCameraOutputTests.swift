@@ -363,7 +363,11 @@ struct VirtualCameraOutputTests {
         #expect(frames.allSatisfy { TestPattern.readSequenceNumber(from: $0) != nil })
         #expect((frames.map(distanceFromGray).max() ?? 255) <= 2)
     }
+}
 
+/// Needs no daemon (it checks what happens without one), so it runs with or without the script.
+@Suite("Virtual camera output without a daemon")
+struct VirtualCameraOutputNoDaemonTests {
     @Test("no PipeWire daemon: a typed error that says what to do")
     func noDaemon() {
         #expect {
