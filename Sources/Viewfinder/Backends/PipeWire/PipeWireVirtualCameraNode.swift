@@ -42,7 +42,16 @@ package final class PipeWireVirtualCameraNode: @unchecked Sendable {
         var fill: ((PixelBuffer) -> Bool)?
         /// Buffers over PipeWire's memory, one per (address, layout): the node's buffers are few
         /// and stay while the format does, so publishing allocates no object per frame.
-        var views: [(address: UnsafeMutableRawPointer, layout: PlaneLayout, buffer: PixelBuffer)] = []
+        var views: [(key: ViewKey, buffer: PixelBuffer)] = []
+    }
+
+    /// What a buffer over PipeWire's memory is made for: its address and the frame's geometry.
+    private struct ViewKey: Equatable {
+        var address: UnsafeMutableRawPointer
+        var layout: UInt32
+        var width: UInt32
+        var height: UInt32
+        var stride: Int32
     }
 
     private let connection: PipeWireConnection
@@ -129,21 +138,25 @@ package final class PipeWireVirtualCameraNode: @unchecked Sendable {
                 let callback: vf_pw_vcam_fill_fn = { user, data, capacity, stride, format in
                     guard let user, let data, let format else { return 0 }
                     let context = Unmanaged<FillContext>.fromOpaque(user).takeUnretainedValue()
-                    guard let pixelFormat = PipeWireFormat.pixelFormat(of: format.pointee) else { return 0 }
-                    let layout = PlaneLayout(
-                        pixelFormat: pixelFormat, width: Int(format.pointee.width), height: Int(format.pointee.height),
-                        firstPlaneBytesPerRow: Int(stride), planeAlignment: 1)
-                    guard layout.totalBytes <= Int(capacity), let fill = context.fill else { return 0 }
-                    let address = UnsafeMutableRawPointer(data)
+                    guard let fill = context.fill else { return 0 }
+                    let key = ViewKey(
+                        address: UnsafeMutableRawPointer(data), layout: format.pointee.video_format,
+                        width: format.pointee.width, height: format.pointee.height, stride: stride)
                     let buffer: PixelBuffer
-                    if let view = context.views.first(where: { $0.address == address && $0.layout == layout }) {
+                    if let view = context.views.first(where: { $0.key == key }) {
                         buffer = view.buffer
                     } else {
-                        buffer = PixelBuffer(memory: address, layout: layout, owner: nil, slot: 0)
+                        // A buffer not seen in this geometry yet (the first frames, a renegotiation).
+                        guard let pixelFormat = PipeWireFormat.pixelFormat(of: format.pointee) else { return 0 }
+                        let layout = PlaneLayout(
+                            pixelFormat: pixelFormat, width: Int(key.width), height: Int(key.height),
+                            firstPlaneBytesPerRow: Int(stride), planeAlignment: 1)
+                        buffer = PixelBuffer(memory: key.address, layout: layout, owner: nil, slot: 0)
                         if context.views.count >= 16 { context.views.removeFirst() }
-                        context.views.append((address, layout, buffer))
+                        context.views.append((key, buffer))
                     }
-                    return fill(buffer) ? UInt32(layout.totalBytes) : 0
+                    guard buffer.dataSize <= Int(capacity) else { return 0 }
+                    return fill(buffer) ? UInt32(buffer.dataSize) : 0
                 }
                 let result = vf_pw_vcam_publish(
                     handle, sequenceNumber, nanoseconds, callback, Unmanaged.passUnretained(context).toOpaque())
