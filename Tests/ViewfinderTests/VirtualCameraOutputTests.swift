@@ -36,6 +36,28 @@ struct GStreamerConsumer {
     /// Runs the consumer against node `target` until it has written its frames (or `timeout`
     /// passes: it is then stopped). Returns its exit status and what it printed.
     func run(target: String, remote: String, timeout: Double = 30) throws -> (status: Int32, log: String) {
+        try start(target: target, remote: remote).wait(timeout: timeout)
+    }
+
+    /// A consumer process on its way.
+    struct Running {
+        let process: Process
+        let log: Pipe
+        let exited: DispatchSemaphore
+
+        /// Waits until it has written its frames (or `timeout` passes: it is then stopped).
+        func wait(timeout: Double = 30) -> (status: Int32, log: String) {
+            if exited.wait(timeout: .now() + timeout) == .timedOut {
+                process.terminate()
+                exited.wait()
+            }
+            let text = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return (process.terminationStatus, text)
+        }
+    }
+
+    /// Starts the consumer against node `target`.
+    func start(target: String, remote: String) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/gst-launch-1.0")
         process.arguments = [
@@ -55,12 +77,7 @@ struct GStreamerConsumer {
         let exited = DispatchSemaphore(value: 0)
         process.terminationHandler = { _ in exited.signal() }
         try process.run()
-        if exited.wait(timeout: .now() + timeout) == .timedOut {
-            process.terminate()
-            exited.wait()
-        }
-        let text = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return (process.terminationStatus, text)
+        return Running(process: process, log: log, exited: exited)
     }
 
     /// The pixel format `format` is written in.
@@ -191,8 +208,19 @@ struct VirtualCameraOutputTests {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(name).raw")
         defer { try? FileManager.default.removeItem(at: file) }
         let consumer = GStreamerConsumer(format: format, count: 40, file: file)
-        let (status, log) = try consumer.run(target: name, remote: remote)
+        let running = try consumer.start(target: name, remote: remote)
+        // While it streams, the output says so and names the format the consumer chose (polled
+        // against a deadline: the link comes up in PipeWire's own time).
+        let deadline = Date(timeIntervalSinceNow: 10)
+        var agreed: CaptureDevice.Format?
+        while agreed == nil, Date() < deadline, running.process.isRunning {
+            if virtual.isConsumerConnected { agreed = virtual.consumerFormat }
+            if agreed == nil { usleep(2000) }
+        }
+        let (status, log) = running.wait()
         session.stopRunning()
+        #expect(agreed?.pixelFormat == consumer.pixelFormat, "the consumer's \(format): \(String(describing: agreed))")
+        #expect(agreed?.dimensions == CaptureDevice.Dimensions(width: 320, height: 240))
         delegate.queue.sync {}
         #expect(status == 0, "gst-launch-1.0: \(log)")
         #expect(errors.count == 0, "\(String(describing: errors.lastError))")
