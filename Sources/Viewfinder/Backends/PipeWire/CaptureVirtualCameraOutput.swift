@@ -6,10 +6,11 @@ import Synchronization
 /// Viewfinder addition: AVFoundation has no such output).
 ///
 /// The output is a PipeWire node of `media.class` `Video/Source` and `media.role` `Camera`, with
-/// the `node.name` and `node.description` you choose, so a browser, OBS, any Flatpak app or
-/// `gst-launch-1.0 pipewiresrc target-object=NAME` lists and opens it like a webcam — showing
-/// what this output's processor chain made of the camera's frames (the background-blur webcam
-/// that otherwise takes v4l2loopback and a kernel module).
+/// the `node.name` and `node.description` you choose, so programs that open PipeWire cameras
+/// (`gst-launch-1.0 pipewiresrc target-object=NAME`, OBS's PipeWire camera source, browsers'
+/// PipeWire camera capture) open it like a webcam — showing what this output's processor chain
+/// made of the camera's frames (the background-blur webcam that otherwise takes v4l2loopback and
+/// a kernel module).
 ///
 /// ```swift
 /// let camera = try CaptureVirtualCameraOutput(name: "viewfinder-gray", description: "Gray webcam")
@@ -25,10 +26,10 @@ import Synchronization
 ///   ``videoSettings`` to choose the processed format and size.
 /// - Newest wins; capture is never held up: a frame is written straight into a free PipeWire
 ///   buffer and queued. With no consumer streaming, frames drop as ``noConsumerDropReason`` before
-///   any processing; while the consumer is still taking the previous frame (or holds every buffer),
-///   as ``consumerBusyDropReason`` — never queued behind it; while
-///   the previous frame is still being written, a newer one replaces the waiting one
-///   (``DroppedFrameReason/frameWasLate``). Other outputs of the session are unaffected.
+///   any processing; while the consumer is still taking the previous frame (or holds every
+///   buffer), as ``consumerBusyDropReason``, never queued behind it; while the previous frame is
+///   still being written, a newer one replaces the waiting one (``DroppedFrameReason/frameWasLate``).
+///   Other outputs of the session are unaffected.
 /// - Counted like every output (``statistics``): a published frame is delivered; the drops above
 ///   count as `droppedByProcessor`, late ones as `droppedLate`.
 /// - Each buffer carries a `spa_meta_header` with the frame's sequence number (the camera's: a
