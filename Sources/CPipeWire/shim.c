@@ -1,5 +1,6 @@
 // PipeWire shim: see include/CPipeWire.h.
 #include "CPipeWire.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -741,3 +742,9 @@ void vf_pw_producer_close(vf_pw_producer *p) {
     pw_thread_loop_unlock(p->c->loop);
     free(p);
 }
+
+// MARK: - For the shim's other files (internal.h)
+
+struct pw_thread_loop *vf_pw_connection_thread_loop(vf_pw_connection *c) { return c->loop; }
+
+struct pw_core *vf_pw_connection_core(vf_pw_connection *c) { return c->core; }

@@ -156,3 +156,7 @@ void vf_pw_producer_close(vf_pw_producer *producer);
 const char *vf_pw_library_version(void);
 
 #endif
+
+// The virtual camera node (virtual_camera.c), outside the include guard's scope so it can
+// include this header.
+#include "CPipeWireVirtualCamera.h"
