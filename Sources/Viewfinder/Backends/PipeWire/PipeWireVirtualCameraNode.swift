@@ -173,9 +173,12 @@ package final class PipeWireVirtualCameraNode: @unchecked Sendable {
     /// Removes the node (consumers see it go). Called by `deinit` too.
     package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        publishing.withLock {
-            context.views.removeAll()
-            vf_pw_vcam_close(handle)
+        // A publisher that got the lock first finishes; any later one sees `closed`.
+        publishing.withLock { context.views.removeAll() }
+        nonisolated(unsafe) let handle = handle
+        let connection = connection
+        PipeWireConnection.offLoopThread(connection.handle) {
+            withExtendedLifetime(connection) { vf_pw_vcam_close(handle) }
         }
     }
 
