@@ -32,7 +32,7 @@ const char *vf_pw_library_version(void) {
 
 // MARK: - Formats
 
-static uint32_t vf_pw_from_spa_format(uint32_t id) {
+uint32_t vf_pw_from_spa_format(uint32_t id) {
     switch (id) {
     case SPA_VIDEO_FORMAT_YUY2: return VF_PW_FORMAT_YUY2;
     case SPA_VIDEO_FORMAT_NV12: return VF_PW_FORMAT_NV12;
@@ -44,7 +44,7 @@ static uint32_t vf_pw_from_spa_format(uint32_t id) {
     }
 }
 
-static uint32_t vf_pw_to_spa_format(uint32_t format) {
+uint32_t vf_pw_to_spa_format(uint32_t format) {
     switch (format) {
     case VF_PW_FORMAT_YUY2: return SPA_VIDEO_FORMAT_YUY2;
     case VF_PW_FORMAT_NV12: return SPA_VIDEO_FORMAT_NV12;
