@@ -99,7 +99,8 @@ struct MovieFileSizeLimitTests {
         }
     }
 
-    @Test("the closed file is within the limit, close to it, playable, and the reason is maximumFileSizeReached",
+    @Test(
+        "the closed file is within the limit, close to it, playable, and the reason is maximumFileSizeReached",
         arguments: cases)
     func fileWithinLimit(_ test: Case) throws {
         let ffprobe = try #require(FFmpegTools.ffprobe, FFmpegTools.missing)
@@ -145,7 +146,8 @@ struct MovieFileSizeLimitTests {
         #expect(probe.frameCount == rig.movie.recordedFrameCount, "every recorded frame, and only those, decodes")
         #expect(probe.frameCount > 0)
         if test.withAudio { #expect(probe.streamCodecs.contains("aac"), "\(probe.streamCodecs)") }
-        let check = try FFmpegTools.run(ffprobe, ["-v", "error", "-show_entries", "format=size", "-of", "csv=p=0", url.path])
+        let check = try FFmpegTools.run(
+            ffprobe, ["-v", "error", "-show_entries", "format=size", "-of", "csv=p=0", url.path])
         #expect(check.status == 0)
         if test.video == .h264 {
             // The recording starts with the first frame after `startRecording`.
@@ -158,10 +160,14 @@ struct MovieFileSizeLimitTests {
         }
         let stats = rig.movie.statistics
         #expect(stats.delivered + stats.dropped + stats.rateGated == stats.captured)
-        print("size-limit \(test.testDescription): \(size) bytes of \(test.limit) (\(size * 100 / Int(test.limit)) %), \(probe.frameCount) frames, \(steps) steps")
+        print(
+            "size-limit \(test.testDescription): \(size) bytes of \(test.limit) (\(size * 100 / Int(test.limit)) %), \(probe.frameCount) frames, \(steps) steps"
+        )
     }
 
-    @Test("the writer withholds what would pass the limit: a packet too large for the room left ends it, within the limit")
+    @Test(
+        "the writer withholds what would pass the limit: a packet too large for the room left ends it, within the limit"
+    )
     func writerWithholds() throws {
         let scratch = try MovieScratch()
         defer { scratch.remove() }
