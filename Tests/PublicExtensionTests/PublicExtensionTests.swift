@@ -145,3 +145,154 @@ struct PublicExtensionTests {
         #expect(entries.first.map { ($0.width, $0.height) } ?? (0, 0) == (32, 24))
     }
 }
+
+/// A microphone of another kind: it hands `chunkCount` chunks of 480 mono 16-bit frames to the
+/// session from a thread of its own, each sample holding its own stream position (mod 2^15).
+private final class RampMicrophoneBackend: DeviceBackend, @unchecked Sendable {
+    // unchecked: `thread` is written in start/stop, which the owning CaptureDevice serialises.
+    static let format = AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .int16)
+    static let framesPerChunk = 480
+    let uniqueID = "public-extension:ramp-microphone"
+    var localizedName: String { "Ramp Microphone" }
+    var modelID: String { "ramp" }
+    var manufacturer: String { "PublicExtensionTests" }
+    var deviceType: CaptureDevice.DeviceType { .microphone }
+    var mediaTypes: [MediaType] { [.audio] }
+    let formats = [CaptureDevice.Format(audioFormat: RampMicrophoneBackend.format)]
+    var isConnected: Bool { true }
+    let chunkCount: Int
+    let finished = DispatchSemaphore(value: 0)
+    private var thread: Thread?
+    private let stop = StopFlag()
+
+    init(chunkCount: Int) { self.chunkCount = chunkCount }
+
+    func startStreaming(
+        format: CaptureDevice.Format, frameDuration: MediaTime, sink: any DeviceStreamSink
+    ) throws(CaptureError) -> MediaTime {
+        try checkCanStream(format)
+        guard format.audioFormat == Self.format else {
+            throw CaptureError(.unsupportedFormat, "the ramp microphone captures \(Self.format) only")
+        }
+        stop.value.store(false, ordering: .relaxed)
+        let total = chunkCount
+        let frames = Self.framesPerChunk
+        let thread = Thread { [stop, finished] in
+            var samples = [Int16](repeating: 0, count: frames)
+            for chunk in 0..<total where !stop.value.load(ordering: .relaxed) {
+                let first = chunk * frames
+                for index in 0..<frames { samples[index] = Int16(truncatingIfNeeded: (first + index) & 0x7FFF) }
+                let time = Self.format.duration(ofFrames: first)
+                let sample = samples.withUnsafeBytes { bytes in
+                    try? CapturedSample(
+                        audio: bytes, format: Self.format, presentationTime: time, sampleIndex: UInt64(first),
+                        sequenceNumber: UInt64(chunk), hostArrivalTime: time)
+                }
+                if let sample { sink.deviceDidCapture(sample) }
+            }
+            finished.signal()
+        }
+        self.thread = thread
+        thread.start()
+        return Self.format.duration(ofFrames: frames)
+    }
+
+    func stopStreaming() {
+        stop.value.store(true, ordering: .relaxed)
+        thread = nil
+    }
+}
+
+/// Lists the ramp microphone only on a thread that asked for it.
+private struct RampMicrophoneProvider: DeviceProvider {
+    static let key = "PublicExtensionTests.microphone"
+    let backend: RampMicrophoneBackend
+    var sortOrder: Int { Int.max }
+    func discoverBackends() -> [any DeviceBackend] {
+        Thread.current.threadDictionary[Self.key] == nil ? [] : [backend]
+    }
+}
+
+/// Keeps every delivered buffer's samples, on its queue.
+private final class SampleCollector: CaptureAudioDataOutputSampleBufferDelegate, @unchecked Sendable {
+    // unchecked: written on the output's one callback queue, read after waiting for it.
+    var samples: [Int16] = []
+    var buffers = 0
+    var dropped = 0
+    private let changed = NSCondition()
+
+    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    {
+        _ = sampleBuffer.withAudioSamples(as: Int16.self) { samples.append(contentsOf: $0) }
+        changed.withLock { buffers += 1 }
+        changed.broadcast()
+    }
+
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    {
+        changed.withLock { dropped += sampleBuffer.droppedFrameCount }
+        changed.broadcast()
+    }
+
+    /// Waits until `count` buffers were delivered or reported dropped; `false` at the deadline.
+    func waitForAccounted(_ count: Int, timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return changed.withLock {
+            while buffers + dropped < count { if !changed.wait(until: deadline) { return false } }
+            return true
+        }
+    }
+}
+
+@Suite("A microphone backend without @testable")
+struct PublicMicrophoneExtensionTests {
+    @Test("a microphone of another kind, registered through its provider, delivers every sample in order")
+    func registeredMicrophone() throws {
+        let backend = RampMicrophoneBackend(chunkCount: 20)
+        CaptureDevice.registerProvider(RampMicrophoneProvider(backend: backend))
+        Thread.current.threadDictionary[RampMicrophoneProvider.key] = true
+        defer { Thread.current.threadDictionary[RampMicrophoneProvider.key] = nil }
+        let device = try #require(CaptureDevice.device(withUniqueID: backend.uniqueID))
+        #expect(device.hasMediaType(.audio))
+        #expect(CaptureDevice.devices(for: .audio).contains { $0 === device })
+
+        let session = CaptureSession()
+        try session.tryAddInput(try CaptureDeviceInput(device: device))
+        let output = CaptureAudioDataOutput()
+        let collector = SampleCollector()
+        let queue = DispatchQueue(label: "ramp")
+        output.setSampleBufferDelegate(collector, queue: queue)
+        try session.tryAddOutput(output)
+        session.startRunning()
+        #expect(session.isRunning)
+        #expect(backend.finished.wait(timeout: .now() + 20) == .success)
+        #expect(collector.waitForAccounted(20, timeout: 20), "every chunk delivered or reported dropped")
+        session.stopRunning()
+        let stats = output.statistics
+        let (samples, buffers, dropped) = queue.sync { (collector.samples, collector.buffers, collector.dropped) }
+        #expect(stats.captured == 20)
+        #expect(stats.delivered + stats.dropped + stats.rateGated == stats.captured)
+        #expect(buffers == stats.delivered)
+        #expect(dropped == stats.dropped)
+        #expect(samples.count == buffers * RampMicrophoneBackend.framesPerChunk)
+        // The delivered buffers are whole chunks in order: each sample is its stream position.
+        let first = Int(samples.first ?? 0)
+        #expect(first % RampMicrophoneBackend.framesPerChunk == 0)
+        if stats.dropped == 0 {
+            #expect(samples.enumerated().allSatisfy { Int($0.element) == (first + $0.offset) & 0x7FFF })
+        }
+    }
+
+    @Test("an audio sample of bytes that are not whole frames is refused with a typed error")
+    func partialFrameRefused() {
+        let stereo = AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .float32)
+        let bytes = [UInt8](repeating: 0, count: 12)
+        #expect {
+            try bytes.withUnsafeBytes {
+                _ = try CapturedSample(
+                    audio: $0, format: stereo, presentationTime: .zero, sampleIndex: 0, sequenceNumber: 0,
+                    hostArrivalTime: .zero)
+            }
+        } throws: { ($0 as? CaptureError)?.code == .invalidArgument }
+    }
+}
