@@ -17,8 +17,7 @@ private final class LogCollector: FrameLogDelegate, @unchecked Sendable {
 
 /// A camera of another kind: it hands `frameCount` numbered gray frames to the session from a
 /// thread of its own, as fast as the session takes them.
-private final class CountingBackend: DeviceBackend, @unchecked Sendable {
-    // unchecked: `thread` is written in start/stop, which the owning CaptureDevice serialises.
+private final class CountingBackend: DeviceBackend, Sendable {
     let uniqueID = "public-extension:counting"
     var localizedName: String { "Counting Camera" }
     var modelID: String { "counting" }
@@ -29,9 +28,7 @@ private final class CountingBackend: DeviceBackend, @unchecked Sendable {
     ]
     var isConnected: Bool { true }
     let frameCount: Int
-    let finished = DispatchSemaphore(value: 0)
-    private var thread: Thread?
-    private let stop = StopFlag()
+    let producer = ProducerThread()
 
     init(frameCount: Int) { self.frameCount = frameCount }
 
@@ -41,45 +38,55 @@ private final class CountingBackend: DeviceBackend, @unchecked Sendable {
         try checkCanStream(format)
         // A buffer per frame: the camera never has to wait for the session to give one back.
         let pool = try PixelBufferPool(pixelFormat: .bgra, width: 32, height: 24, capacity: frameCount + 1)
-        stop.value.store(false, ordering: .relaxed)
-        let total = frameCount
-        let thread = Thread { [stop, finished] in
-            var number: UInt64 = 0
-            while Int(number) < total, !stop.value.load(ordering: .relaxed) {
-                guard let buffer = pool.makePixelBuffer() else { break }
-                let time = frameDuration * Int64(number)
-                sink.deviceDidCapture(
-                    CapturedSample(
-                        buffer: buffer, presentationTime: time, duration: frameDuration, sequenceNumber: number,
-                        hostArrivalTime: time))
-                number += 1
+        producer.start(count: frameCount) { number in
+            guard let buffer = pool.makePixelBuffer() else { return false }
+            let time = frameDuration * Int64(number)
+            sink.deviceDidCapture(
+                CapturedSample(
+                    buffer: buffer, presentationTime: time, duration: frameDuration, sequenceNumber: UInt64(number),
+                    hostArrivalTime: time))
+            return true
+        }
+        return frameDuration
+    }
+
+    func stopStreaming() { producer.stop() }
+}
+
+/// Runs a backend's producing loop on a thread of its own: `count` turns at most, until a turn
+/// says to stop or `stop()` is called; `finished` is signalled when the loop ends.
+private final class ProducerThread: @unchecked Sendable {
+    // unchecked: `thread` is written in start/stop, which the owning CaptureDevice serialises.
+    let finished = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private var thread: Thread?
+
+    func start(count: Int, turn: @escaping @Sendable (Int) -> Bool) {
+        stopping.store(false, ordering: .relaxed)
+        let thread = Thread { [self] in
+            for number in 0..<count where !stopping.load(ordering: .relaxed) {
+                if !turn(number) { break }
             }
             finished.signal()
         }
         self.thread = thread
         thread.start()
-        return frameDuration
     }
 
-    func stopStreaming() {
-        stop.value.store(true, ordering: .relaxed)
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
         thread = nil
     }
 }
 
-/// Tells the counting camera's thread to stop.
-private final class StopFlag: Sendable {
-    let value = Atomic<Bool>(false)
-}
-
-/// Lists the counting camera only on a thread that asked for it, so the process's other tests
-/// never see it.
-private struct CountingProvider: DeviceProvider {
-    static let key = "PublicExtensionTests.listing"
-    let backend: CountingBackend
+/// Lists `backend` only on a thread that set `key` in its thread dictionary, so the process's
+/// other tests never see it.
+private struct ThreadListedProvider: DeviceProvider {
+    let key: String
+    let backend: any DeviceBackend
     var sortOrder: Int { Int.max }
     func discoverBackends() -> [any DeviceBackend] {
-        Thread.current.threadDictionary[Self.key] == nil ? [] : [backend]
+        Thread.current.threadDictionary[key] == nil ? [] : [backend]
     }
 }
 
@@ -119,9 +126,10 @@ struct PublicExtensionTests {
     @Test("a backend of another kind, registered through its provider, streams into a session")
     func registeredBackend() throws {
         let backend = CountingBackend(frameCount: 12)
-        CaptureDevice.registerProvider(CountingProvider(backend: backend))
-        Thread.current.threadDictionary[CountingProvider.key] = true
-        defer { Thread.current.threadDictionary[CountingProvider.key] = nil }
+        let key = "PublicExtensionTests.listing"
+        CaptureDevice.registerProvider(ThreadListedProvider(key: key, backend: backend))
+        Thread.current.threadDictionary[key] = true
+        defer { Thread.current.threadDictionary[key] = nil }
         let device = try #require(CaptureDevice.device(withUniqueID: backend.uniqueID))
         #expect(device.localizedName == "Counting Camera")
         #expect(CaptureDevice.devices(for: .video).last === device, "the highest sort order comes last")
@@ -134,7 +142,7 @@ struct PublicExtensionTests {
         output.setDelegate(collector, queue: queue)
         try session.tryAddOutput(output)
         session.startRunning()
-        #expect(backend.finished.wait(timeout: .now() + 20) == .success)
+        #expect(backend.producer.finished.wait(timeout: .now() + 20) == .success)
         #expect(output.waitUntilDelivered(timeout: 20))
         session.stopRunning()
         let stats = output.statistics
@@ -148,8 +156,7 @@ struct PublicExtensionTests {
 
 /// A microphone of another kind: it hands `chunkCount` chunks of 480 mono 16-bit frames to the
 /// session from a thread of its own, each sample holding its own stream position (mod 2^15).
-private final class RampMicrophoneBackend: DeviceBackend, @unchecked Sendable {
-    // unchecked: `thread` is written in start/stop, which the owning CaptureDevice serialises.
+private final class RampMicrophoneBackend: DeviceBackend, Sendable {
     static let format = AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .int16)
     static let framesPerChunk = 480
     let uniqueID = "public-extension:ramp-microphone"
@@ -161,9 +168,7 @@ private final class RampMicrophoneBackend: DeviceBackend, @unchecked Sendable {
     let formats = [CaptureDevice.Format(audioFormat: RampMicrophoneBackend.format)]
     var isConnected: Bool { true }
     let chunkCount: Int
-    let finished = DispatchSemaphore(value: 0)
-    private var thread: Thread?
-    private let stop = StopFlag()
+    let producer = ProducerThread()
 
     init(chunkCount: Int) { self.chunkCount = chunkCount }
 
@@ -174,43 +179,24 @@ private final class RampMicrophoneBackend: DeviceBackend, @unchecked Sendable {
         guard format.audioFormat == Self.format else {
             throw CaptureError(.unsupportedFormat, "the ramp microphone captures \(Self.format) only")
         }
-        stop.value.store(false, ordering: .relaxed)
-        let total = chunkCount
         let frames = Self.framesPerChunk
-        let thread = Thread { [stop, finished] in
-            var samples = [Int16](repeating: 0, count: frames)
-            for chunk in 0..<total where !stop.value.load(ordering: .relaxed) {
-                let first = chunk * frames
-                for index in 0..<frames { samples[index] = Int16(truncatingIfNeeded: (first + index) & 0x7FFF) }
-                let time = Self.format.duration(ofFrames: first)
-                let sample = samples.withUnsafeBytes { bytes in
-                    try? CapturedSample(
-                        audio: bytes, format: Self.format, presentationTime: time, sampleIndex: UInt64(first),
-                        sequenceNumber: UInt64(chunk), hostArrivalTime: time)
-                }
-                if let sample { sink.deviceDidCapture(sample) }
+        producer.start(count: chunkCount) { chunk in
+            let first = chunk * frames
+            let samples = (0..<frames).map { Int16(truncatingIfNeeded: (first + $0) & 0x7FFF) }
+            let time = Self.format.duration(ofFrames: first)
+            let sample = samples.withUnsafeBytes { bytes in
+                try? CapturedSample(
+                    audio: bytes, format: Self.format, presentationTime: time, sampleIndex: UInt64(first),
+                    sequenceNumber: UInt64(chunk), hostArrivalTime: time)
             }
-            finished.signal()
+            guard let sample else { return false }
+            sink.deviceDidCapture(sample)
+            return true
         }
-        self.thread = thread
-        thread.start()
         return Self.format.duration(ofFrames: frames)
     }
 
-    func stopStreaming() {
-        stop.value.store(true, ordering: .relaxed)
-        thread = nil
-    }
-}
-
-/// Lists the ramp microphone only on a thread that asked for it.
-private struct RampMicrophoneProvider: DeviceProvider {
-    static let key = "PublicExtensionTests.microphone"
-    let backend: RampMicrophoneBackend
-    var sortOrder: Int { Int.max }
-    func discoverBackends() -> [any DeviceBackend] {
-        Thread.current.threadDictionary[Self.key] == nil ? [] : [backend]
-    }
+    func stopStreaming() { producer.stop() }
 }
 
 /// Keeps every delivered buffer's samples, on its queue.
@@ -221,8 +207,9 @@ private final class SampleCollector: CaptureAudioDataOutputSampleBufferDelegate,
     var dropped = 0
     private let changed = NSCondition()
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-    {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         _ = sampleBuffer.withAudioSamples(as: Int16.self) { samples.append(contentsOf: $0) }
         changed.withLock { buffers += 1 }
         changed.broadcast()
@@ -249,9 +236,10 @@ struct PublicMicrophoneExtensionTests {
     @Test("a microphone of another kind, registered through its provider, delivers every sample in order")
     func registeredMicrophone() throws {
         let backend = RampMicrophoneBackend(chunkCount: 20)
-        CaptureDevice.registerProvider(RampMicrophoneProvider(backend: backend))
-        Thread.current.threadDictionary[RampMicrophoneProvider.key] = true
-        defer { Thread.current.threadDictionary[RampMicrophoneProvider.key] = nil }
+        let key = "PublicExtensionTests.microphone"
+        CaptureDevice.registerProvider(ThreadListedProvider(key: key, backend: backend))
+        Thread.current.threadDictionary[key] = true
+        defer { Thread.current.threadDictionary[key] = nil }
         let device = try #require(CaptureDevice.device(withUniqueID: backend.uniqueID))
         #expect(device.hasMediaType(.audio))
         #expect(CaptureDevice.devices(for: .audio).contains { $0 === device })
@@ -265,7 +253,7 @@ struct PublicMicrophoneExtensionTests {
         try session.tryAddOutput(output)
         session.startRunning()
         #expect(session.isRunning)
-        #expect(backend.finished.wait(timeout: .now() + 20) == .success)
+        #expect(backend.producer.finished.wait(timeout: .now() + 20) == .success)
         #expect(collector.waitForAccounted(20, timeout: 20), "every chunk delivered or reported dropped")
         session.stopRunning()
         let stats = output.statistics

@@ -73,7 +73,8 @@ public struct CapturedSample: Sendable {
         guard !samples.isEmpty, samples.count % frameBytes == 0 else {
             throw CaptureError(
                 .invalidArgument,
-                "an audio sample needs whole frames of \(format) (\(frameBytes) bytes each), got \(samples.count) bytes")
+                "an audio sample needs whole frames of \(format) (\(frameBytes) bytes each), got \(samples.count) bytes"
+            )
         }
         guard framesLostBefore >= 0 else {
             throw CaptureError(.invalidArgument, "framesLostBefore cannot be negative, got \(framesLostBefore)")
