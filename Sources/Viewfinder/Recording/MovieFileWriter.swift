@@ -98,7 +98,10 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
     private var positionAfterLastPacket: Int64 = 0
     /// The sizes of the latest video packets (at most 64), for the room kept for the next frame
     /// and for the frames the encoder holds; the largest audio packet so far.
-    private var recentVideoPackets: [Int64] = []
+    /// (A ring allocated with the writer: nothing is allocated per packet.)
+    private var recentVideoPackets = [Int64](repeating: 0, count: 64)
+    private var recentVideoPacketCount = 0
+    private var nextRecentVideoPacket = 0
     private var largestAudioPacket: Int64 = 0
 
     /// Creates the writer and its destination: a new file (never overwriting: an existing one
@@ -308,6 +311,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
             self.metadata = metadata
             metadataChangedWhileWriting = true
             if let context { Self.setMetadata(metadata, on: context) }
+            sizeBudget.indexBaseBytes = 0  // the final index holds the new metadata: measured again
             return
         }
         self.metadata = metadata
@@ -665,8 +669,9 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         guard try mux(packet, from: AVRational(num: 1, den: video.timing.timescale), to: stream, keyframe: keyframe)
         else { return }
         videoFramesWritten += 1
-        if recentVideoPackets.count == 64 { recentVideoPackets.removeFirst() }
-        recentVideoPackets.append(size)
+        recentVideoPackets[nextRecentVideoPacket] = size
+        nextRecentVideoPacket = (nextRecentVideoPacket + 1) % recentVideoPackets.count
+        recentVideoPacketCount = min(recentVideoPacketCount + 1, recentVideoPackets.count)
     }
 
     private func writeAudioPacket(_ packet: UnsafeMutablePointer<AVPacket>) throws(RecordingError) {
@@ -756,7 +761,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
     private func reserveRoomForFrame(nextFrameBytes: Int64?, held: Int) throws(RecordingError) {
         guard let limit = maxFileSize else { return }
         if reachedSizeLimit { throw sizeLimitError() }
-        let recent = recentVideoPackets
+        let recent = recentVideoPackets.prefix(recentVideoPacketCount)
         let mean = recent.isEmpty ? 0 : recent.reduce(0, +) / Int64(recent.count)
         let next = nextFrameBytes ?? (recent.max() ?? 0)
         let heldBytes = Int64(held) * (mean + mean / 2)
