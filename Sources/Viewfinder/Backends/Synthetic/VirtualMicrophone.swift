@@ -170,14 +170,13 @@ final class VirtualMicrophoneSource: AudioCaptureSource, Sendable {
         var thread: CaptureThread?
         var produced = 0
         var lost = 0
-        var finished = false
         var pending: Injection?
         var connected = true
         var start: MediaTime = .invalid
         var signal: VirtualMicrophoneSignal?
     }
     private let state = Mutex(State())
-    private let finishCondition = NSCondition()
+    private let finish = FinishSignal()
 
     /// The source of a virtual microphone configured by `configuration`.
     init(configuration: VirtualMicrophone.Configuration) {
@@ -213,15 +212,7 @@ final class VirtualMicrophoneSource: AudioCaptureSource, Sendable {
     func injectReconnect() { state.withLock { $0.connected = true } }
 
     /// Waits until a microphone with a frame limit has produced its last frame.
-    func waitUntilFinished(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        finishCondition.lock()
-        defer { finishCondition.unlock() }
-        while !state.withLock({ $0.finished }) {
-            if !finishCondition.wait(until: deadline) { return state.withLock { $0.finished } }
-        }
-        return true
-    }
+    func waitUntilFinished(timeout: Double) -> Bool { finish.wait(timeout: timeout) }
 
     /// The stream position of the first sample stamped at or after `time`, for a stream that
     /// started at `start` with `rate` frames per second; `nil` for times before the start.
@@ -261,10 +252,10 @@ final class VirtualMicrophoneSource: AudioCaptureSource, Sendable {
         state.withLock {
             $0.produced = 0
             $0.lost = 0
-            $0.finished = false
             $0.start = start
             $0.signal = signal
         }
+        finish.reset()
         let thread = CaptureThread(name: "viewfinder.virtual-microphone") { [self] thread in
             run(
                 format: format, framesPerChunk: framesPerChunk, start: start, signal: signal, pool: pool, sink: sink,
@@ -282,12 +273,7 @@ final class VirtualMicrophoneSource: AudioCaptureSource, Sendable {
         thread?.stop()
     }
 
-    private func markFinished() {
-        finishCondition.lock()
-        state.withLock { $0.finished = true }
-        finishCondition.broadcast()
-        finishCondition.unlock()
-    }
+    private func markFinished() { finish.markFinished() }
 
     private func run(
         format: AudioFormat, framesPerChunk: Int, start: MediaTime, signal: VirtualMicrophoneSignal,
