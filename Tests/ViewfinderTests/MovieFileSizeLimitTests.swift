@@ -215,4 +215,52 @@ struct MovieFileSizeLimitTests {
         #expect(numbers == (0..<UInt64(numbers.count)).map { $0 })
         #expect(numbers.count + writer.packetsWithheld <= appended + 1)
     }
+
+    @Test(
+        "a packet that would pass the limit is withheld, with everything after it: audio, which has no room kept ahead")
+    func packetWithheld() throws {
+        let ffprobe = try #require(FFmpegTools.ffprobe, FFmpegTools.missing)
+        let scratch = try MovieScratch()
+        defer { scratch.remove() }
+        let url = scratch.url("audio.mov")
+        let writer = try MovieFileWriter(url: url)
+        try writer.addAudioStream(sampleRate: 48_000, channels: 2)
+        writer.maxFileSize = 30_000
+        // A noisy two-tone signal, 10 ms a call, so AAC packets are not all alike.
+        var seed: UInt32 = 1
+        var chunks = 0
+        var reason: RecordingError?
+        while reason == nil, chunks < 2_000 {
+            var samples = [Int16](repeating: 0, count: 960)
+            for frame in 0..<480 {
+                seed = seed &* 1_103_515_245 &+ 12_345
+                let t = Double(chunks * 480 + frame) / 48_000
+                let value = 8_000 * sin(2 * .pi * 440 * t) + Double(Int16(truncatingIfNeeded: seed >> 16) / 8)
+                samples[2 * frame] = Int16(value)
+                samples[2 * frame + 1] = Int16(value / 2)
+            }
+            let time = MediaTime(value: Int64(chunks * 480), timescale: 48_000)
+            do {
+                try samples.withUnsafeBytes {
+                    try writer.appendAudio($0, format: .int16Interleaved, presentationTime: time)
+                }
+                chunks += 1
+            } catch let error as RecordingError {
+                reason = error
+            }
+        }
+        #expect(reason?.code == .fileSizeLimitReached, "\(String(describing: reason))")
+        #expect(writer.reachedSizeLimit)
+        #expect(writer.packetsWithheld >= 1, "the packet that did not fit was withheld")
+        let summary = try writer.finish()
+        #expect(writer.packetsWithheld >= 2, "the encoder's drained packets after it too")
+        let size = try #require(try FileManager.default.attributesOfItem(atPath: url.path)[.size] as? Int)
+        #expect(Int64(size) <= 30_000, "\(size) bytes")
+        #expect(Int64(size) * 100 >= 30_000 * 85, "\(size) bytes")
+        #expect(summary.isPlayable)
+        let probe = try FFmpegTools.run(
+            ffprobe, ["-v", "error", "-show_entries", "stream=codec_name", "-of", "csv=p=0", url.path])
+        #expect(probe.status == 0)
+        #expect(String(decoding: probe.output, as: UTF8.self).contains("aac"))
+    }
 }
