@@ -72,3 +72,11 @@ package enum CameraRoute: Sendable, Equatable {
     /// Straight from the V4L2 driver.
     case v4l2
 }
+
+extension V4L2DeviceProvider {
+    /// A provider of the V4L2 nodes in `path` through the real libv4l2 (the plug-in camera's
+    /// directory, for the benchmark runner), routing through `pipeWire` as ``init(directory:interface:bufferCount:pipeWire:route:)`` does.
+    package static func libV4L2(directory path: String, pipeWire: PipeWireDeviceProvider?) -> V4L2DeviceProvider {
+        V4L2DeviceProvider(directory: V4L2DevDirectory(path: path), interface: LibV4L2Interface(), pipeWire: pipeWire)
+    }
+}
