@@ -12,11 +12,12 @@
 #   private daemon the PipeWire tests run beside, Scripts/pipewire.sh), libdbus-1-dev (the Camera
 #   portal's D-Bus client), python3-dbus python3-gi (the portal tests' mock portal on a private bus),
 #   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good (the latency benchmark's
-#   GStreamer peer: gst-launch-1.0, tcpserversink, multipartdemux/multipartmux, capssetter).
+#   GStreamer peer: gst-launch-1.0, tcpserversink, multipartdemux/multipartmux, capssetter),
+#   gstreamer1.0-pipewire (pipewiresrc: the pipewire/ benchmark's GStreamer peer).
 # Runs apt-get as root, or through sudo when not root. Does nothing when all are present.
 set -euo pipefail
 
-packages=(libv4l-dev libswscale-dev libyuv-dev libasound2-dev libswresample-dev libavformat-dev libavcodec-dev libturbojpeg0-dev libjpeg62-turbo-dev libexif-dev ffmpeg libsdl2-dev xvfb x11-apps netpbm libwebsockets-dev chromium chromium-driver libpipewire-0.3-dev libspa-0.2-dev pipewire pipewire-bin wireplumber dbus-daemon libdbus-1-dev python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good)
+packages=(libv4l-dev libswscale-dev libyuv-dev libasound2-dev libswresample-dev libavformat-dev libavcodec-dev libturbojpeg0-dev libjpeg62-turbo-dev libexif-dev ffmpeg libsdl2-dev xvfb x11-apps netpbm libwebsockets-dev chromium chromium-driver libpipewire-0.3-dev libspa-0.2-dev pipewire pipewire-bin wireplumber dbus-daemon libdbus-1-dev python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire)
 missing=()
 for package in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
