@@ -54,8 +54,10 @@ enum PipeWireBenchmarks {
         }
         var result: [BenchmarkCase] = []
         for (width, height) in [(1280, 720), (1920, 1080)] {
+            // MJPEG → full-range NV12, what JFIF frames decode to (and what GStreamer's jpegdec and
+            // videoconvert keep): no range mapping on either side.
             for (source, output) in [
-                (PixelFormat.yuyv, PixelFormat.bgra), (.yuyv, .nv12VideoRange), (.mjpeg, .nv12VideoRange),
+                (PixelFormat.yuyv, PixelFormat.bgra), (.yuyv, .nv12VideoRange), (.mjpeg, .nv12FullRange),
             ] {
                 result.append(benchmark(Case(source: source, output: output, width: width, height: height)))
             }
@@ -71,14 +73,27 @@ enum PipeWireBenchmarks {
 
     // MARK: The frame
 
-    /// The one frame every contender delivers: the test pattern in YUYV, or a JPEG of it
-    /// (4:2:0, quality 85).
+    /// The one frame every contender delivers: the test pattern in YUYV, or a JPEG of it with
+    /// luma noise (4:2:0, quality 85).
     static func frame(_ c: Case) throws -> [UInt8] {
         let format: PixelFormat = c.source == .mjpeg ? .i420 : .yuyv
         let pool = try PixelBufferPool(pixelFormat: format, width: c.width, height: c.height, capacity: 1)
         guard let image = pool.makePixelBuffer() else { throw BenchError("no buffer for the frame") }
         TestPattern.render(sequenceNumber: 7, into: image)
-        if c.source == .mjpeg { return try JPEGEncoder(quality: 0.85).encode(image) }
+        if c.source == .mjpeg {
+            // Luma noise (a fixed pseudo-random sequence, ±6), so the JPEG is webcam-like (about
+            // 1–2 bits a pixel) instead of flat colour bars, which decode several times faster.
+            var state: UInt32 = 1
+            let luma = image.baseAddress(ofPlane: 0).assumingMemoryBound(to: UInt8.self)
+            for row in 0..<c.height {
+                for column in 0..<c.width {
+                    state = state &* 1_664_525 &+ 1_013_904_223
+                    let pixel = luma + row * image.bytesPerRow(ofPlane: 0) + column
+                    pixel.pointee = UInt8(clamping: Int(pixel.pointee) + Int(state >> 28) - 8)
+                }
+            }
+            return try JPEGEncoder(quality: 0.85).encode(image)
+        }
         return [UInt8](UnsafeRawBufferPointer(start: image.baseAddress(ofPlane: 0), count: image.dataSize))
     }
 
@@ -98,12 +113,13 @@ enum PipeWireBenchmarks {
         let pipeWireDevice = try device(in: pipeWire) { $0.uniqueID == "pipewire:\(name)" }
         let camera = try PluginCamera(case: c, frame: bytes)
         let v4l2Device = try device(in: camera.provider) { _ in true }
-        let frames = settings.quick ? 30 : 120
+        let frames = settings.quick ? 30 : 180
         let preRoll = settings.quick ? 5 : 20
         let gstShort = settings.quick ? 10 : 30
         let gstLong = settings.quick ? 40 : 150
         let daemons = DaemonProcesses()
         var samples: [String: [Double]] = [:]
+        var (daemonTotal, producerTotal, framesTotal) = (0.0, 0.0, 0)
         let contenders = ["pipewire", "v4l2", "gstreamer"]
         for repeatIndex in 0..<settings.repeats {
             for index in Measure.order(repeat: repeatIndex, count: contenders.count) {
@@ -113,12 +129,11 @@ enum PipeWireBenchmarks {
                     let producerBefore = producer.cpuSeconds
                     let run = try capture(pipeWireDevice, c, frames: frames, preRoll: preRoll)
                     samples["pipewire", default: []].append(run.cpuMsPerFrame)
-                    // The daemon's and producer's CPU over the whole run (pre-roll included) over
-                    // the frames of the whole run.
-                    samples["daemon", default: []].append(
-                        (daemons.cpuSeconds - daemonBefore) * 1000 / Double(run.totalFrames))
-                    samples["producer", default: []].append(
-                        (producer.cpuSeconds - producerBefore) * 1000 / Double(run.totalFrames))
+                    // The daemon's and producer's CPU over whole runs (pre-roll included), summed
+                    // over the repeats: /proc counts in clock ticks (10 ms), a few per run.
+                    daemonTotal += daemons.cpuSeconds - daemonBefore
+                    producerTotal += producer.cpuSeconds - producerBefore
+                    framesTotal += run.totalFrames
                 case "v4l2":
                     let run = try capture(v4l2Device, c, frames: frames, preRoll: preRoll)
                     samples["v4l2", default: []].append(run.cpuMsPerFrame)
@@ -130,6 +145,8 @@ enum PipeWireBenchmarks {
             }
         }
         let copy = copyMilliseconds(bytes: bytes.count)
+        samples["daemon"] = [daemonTotal * 1000 / Double(max(1, framesTotal))]
+        samples["producer"] = [producerTotal * 1000 / Double(max(1, framesTotal))]
         func row(_ contender: String, _ values: [Double], note: String? = nil) -> BenchmarkResult {
             var result = BenchmarkResult(
                 name: "pipewire/\(c.label)/\(c.width)x\(c.height)/\(contender)", group: "pipewire", width: c.width,
@@ -154,8 +171,10 @@ enum PipeWireBenchmarks {
         return [
             row("pipewire", samples["pipewire"] ?? []), row("v4l2", samples["v4l2"] ?? []),
             row("gstreamer", samples["gstreamer"] ?? []),
-            row("daemon", samples["daemon"] ?? [], note: "pipewire + wireplumber, while Viewfinder captures"),
-            row("producer", samples["producer"] ?? [], note: "the node's producer process"),
+            row(
+                "daemon", samples["daemon"] ?? [],
+                note: "pipewire + wireplumber while Viewfinder captures, over \(framesTotal) frames"),
+            row("producer", samples["producer"] ?? [], note: "the node's producer process, over \(framesTotal) frames"),
             row("copy", [copy], note: "one memcpy of a \(bytes.count)-byte frame"),
         ]
     }
