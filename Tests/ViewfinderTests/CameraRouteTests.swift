@@ -27,6 +27,11 @@ import Testing
 struct CameraRouteTests {
     static let v4l2Pattern: UInt64 = 4000
 
+    /// Unique IDs of the devices reported connected.
+    final class ConnectedIDs: Sendable {
+        let ids = Mutex<[String]>([])
+    }
+
     /// A plug-in camera offering YUYV 320x240 at 30 fps, every frame showing pattern number 4000.
     static func pluginCamera() -> FakeCameraFile {
         var camera = FakeCameraFile()
@@ -109,6 +114,16 @@ struct CameraRouteTests {
             let backend = try #require(device.backend as? V4L2CameraBackend)
 
             let name = PipeWireTestDaemon.uniqueName("route")
+            // Every device reported connected from here on: the node's arrival must not be one.
+            let connectedIDs = ConnectedIDs()
+            let observer = NotificationCenter.default.addObserver(
+                forName: CaptureDevice.wasConnectedNotification, object: nil, queue: nil
+            ) { note in
+                if let device = note.object as? CaptureDevice {
+                    connectedIDs.ids.withLock { $0.append(device.uniqueID) }
+                }
+            }
+            defer { NotificationCenter.default.removeObserver(observer) }
             let producer = try ProducerProcess(
                 name: name,
                 properties: [
@@ -127,6 +142,7 @@ struct CameraRouteTests {
             #expect(!pipeWire.discoverBackends().contains { ($0 as? PipeWireCameraBackend)?.nodeName == name })
             let node = try #require(pipeWire.camerasNow().first { $0.nodeName == name })
             #expect(node.offers(backend))
+            #expect(!connectedIDs.ids.withLock { $0 }.contains("pipewire:\(name)"), "no second device announced")
 
             let delegate = RecordingDelegate()
             let (session, _) = try makeSession(
