@@ -27,9 +27,10 @@ import Testing
 struct CameraRouteTests {
     static let v4l2Pattern: UInt64 = 4000
 
-    /// Unique IDs of the devices reported connected.
+    /// The backends of the devices reported connected (by any registry: other tests' providers on
+    /// the shared test daemon announce their own devices for the same node).
     final class ConnectedIDs: Sendable {
-        let ids = Mutex<[String]>([])
+        let ids = Mutex<[ObjectIdentifier]>([])
     }
 
     /// A plug-in camera offering YUYV 320x240 at 30 fps, every frame showing pattern number 4000.
@@ -120,7 +121,7 @@ struct CameraRouteTests {
                 forName: CaptureDevice.wasConnectedNotification, object: nil, queue: nil
             ) { note in
                 if let device = note.object as? CaptureDevice {
-                    connectedIDs.ids.withLock { $0.append(device.uniqueID) }
+                    connectedIDs.ids.withLock { $0.append(ObjectIdentifier(device.backend)) }
                 }
             }
             defer { NotificationCenter.default.removeObserver(observer) }
@@ -142,7 +143,7 @@ struct CameraRouteTests {
             #expect(!pipeWire.discoverBackends().contains { ($0 as? PipeWireCameraBackend)?.nodeName == name })
             let node = try #require(pipeWire.camerasNow().first { $0.nodeName == name })
             #expect(node.offers(backend))
-            #expect(!connectedIDs.ids.withLock { $0 }.contains("pipewire:\(name)"), "no second device announced")
+            #expect(!connectedIDs.ids.withLock { $0 }.contains(ObjectIdentifier(node)), "no second device announced")
 
             let delegate = RecordingDelegate()
             let (session, _) = try makeSession(

@@ -150,20 +150,26 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
             state.generation += 1
             return state.generation
         }
+        // The loop thread never holds the provider: were its reference the last, the provider and
+        // its connection would be torn down on the very loop thread being stopped. The weak
+        // reference is read on the provider's queue only.
+        let queue = self.queue
+        let relay = WeakRelay(self)
         var events = PipeWireConnection.Events()
-        events.nodeAdded = { [weak self] id, _, _, mediaClass, role in
-            guard let self, mediaClass == "Video/Source", role.isEmpty || role == "Camera" else { return }
-            queue.async { self.nodeAppeared(id, requiresCameraRole: role.isEmpty, generation: generation) }
-        }
-        events.globalRemoved = { [weak self] id in
-            guard let self else { return }
-            queue.async { self.nodeWent(id, generation: generation) }
-        }
-        events.failed = { [weak self] _ in
-            guard let self else { return }
+        events.nodeAdded = { id, _, _, mediaClass, role in
+            guard mediaClass == "Video/Source", role.isEmpty || role == "Camera" else { return }
             queue.async {
-                guard self.state.withLock({ $0.generation }) == generation else { return }
-                self.dropConnection()
+                relay.provider?.nodeAppeared(id, requiresCameraRole: role.isEmpty, generation: generation)
+            }
+        }
+        events.globalRemoved = { id in
+            queue.async { relay.provider?.nodeWent(id, generation: generation) }
+        }
+        events.failed = { _ in
+            queue.async {
+                guard let provider = relay.provider, provider.state.withLock({ $0.generation }) == generation
+                else { return }
+                provider.dropConnection()
             }
         }
         guard let connection = try? PipeWireConnection(remoteFileDescriptor: fd, remoteName: remoteName, events: events)
@@ -230,6 +236,12 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
         // reference, never under a thread that is using it.
         _ = connection
     }
+}
+
+/// A weak reference to the provider for the loop thread's callbacks, read on the provider's queue.
+private final class WeakRelay: @unchecked Sendable {  // unchecked: `provider` is read on one serial queue.
+    weak var provider: PipeWireDeviceProvider?
+    init(_ provider: PipeWireDeviceProvider) { self.provider = provider }
 }
 
 /// Which route cameras take when both PipeWire and V4L2 offer them, from the environment
