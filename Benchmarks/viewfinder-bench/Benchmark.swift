@@ -144,6 +144,7 @@ enum BenchmarkRegistry {
         PhotoBenchmarks.cases(settings:),
         MJPEGBenchmarks.cases(settings:),
         LatencyBenchmarks.cases(settings:),
+        PipeWireBenchmarks.cases(settings:),
     ]
 
     static func all(settings: MeasureSettings) -> [BenchmarkCase] {

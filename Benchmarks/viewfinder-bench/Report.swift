@@ -214,7 +214,7 @@ struct ReportTable: Sendable {
         ])
 
     /// The tables, in print order. Add one here for a new group.
-    static let all: [ReportTable] = [conversion, pipeline, paced, processor, mjpeg, recording, photo]
+    static let all: [ReportTable] = [conversion, pipeline, paced, processor, mjpeg, recording, photo, pipewire]
 
     /// Every result, one table per group (in ``all``'s order, then the others' in the generic table).
     static func markdown(_ results: [BenchmarkResult]) -> String {

@@ -371,6 +371,8 @@ static void on_node_info(void *data, const struct pw_node_info *info) {
     vf_copy(d->details->object_path, sizeof d->details->object_path, props, PW_KEY_OBJECT_PATH);
     vf_copy(d->details->v4l2_path, sizeof d->details->v4l2_path, props, "api.v4l2.path");
     vf_copy(d->details->bus_path, sizeof d->details->bus_path, props, PW_KEY_DEVICE_BUS_PATH);
+    vf_copy(d->details->v4l2_bus_info, sizeof d->details->v4l2_bus_info, props, "api.v4l2.cap.bus_info");
+    vf_copy(d->details->v4l2_card, sizeof d->details->v4l2_card, props, "api.v4l2.cap.card");
     vf_copy(d->details->device_api, sizeof d->details->device_api, props, PW_KEY_DEVICE_API);
     const char *serial = props ? spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL) : NULL;
     d->details->serial = serial ? (uint32_t)strtoul(serial, NULL, 10) : 0;
