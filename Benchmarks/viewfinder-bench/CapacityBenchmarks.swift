@@ -12,7 +12,8 @@ import Viewfinder
 /// drops frames (or the cap), by three contenders in the same run, interleaved (the first
 /// rotated and the direction reversed every other repeat):
 /// - `viewfinder`: one ``CaptureMultiCamSession``, one ``CaptureVideoDataOutput`` per camera
-///   delivering full-range NV12 (the decode and the layout change to NV12) to a counting delegate;
+///   delivering full-range NV12 (the decode and the layout change to NV12) to a counting delegate,
+///   late frames queued (`alwaysDiscardsLateVideoFrames = false`, as the peers queue theirs);
 /// - `gstreamer`: one `gst-launch-1.0` with N branches `v4l2src ! image/jpeg ! jpegdec ! fakesink`
 ///   (decoded to planar 4:2:2, no NV12 conversion);
 /// - `ffmpeg`: N processes `ffmpeg -f v4l2 -input_format mjpeg … -f null -` (decoded, no
@@ -432,6 +433,9 @@ extension CapacityWorker {
         static func output(_ counter: Counter, _ index: Int) throws -> CaptureVideoDataOutput {
             let output = CaptureVideoDataOutput()
             output.videoSettings = try VideoSettings(pixelFormat: .nv12FullRange)
+            // Late frames wait in the output's budget instead of being replaced by newer ones, as
+            // the peers' queues hold theirs: a reader that keeps up on average loses nothing.
+            output.alwaysDiscardsLateVideoFrames = false
             output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "bench.capacity.camera\(index)"))
             return output
         }
@@ -881,7 +885,10 @@ extension CapacityWorker {
             let t1 = Measure.now()
             let cpu = ownCPU() - cpu0
             let recorded = movies.map(\.recordedFrameCount)
-            let movieDrops = movies.map { $0.statistics.dropped }.reduce(0, +)
+            // The outputs' own drops (the frames the cameras lost are counted from the cameras).
+            let movieDrops = movies.map {
+                $0.statistics.droppedLate + $0.statistics.droppedOutOfBuffers + $0.statistics.droppedByProcessor
+            }.reduce(0, +)
             let due = Int(((stopAt - t0) * Double(CapacityBenchmarks.rate)).rounded(.down))
             var lost = 0
             for (a, b) in zip(before, after) {
