@@ -45,11 +45,12 @@ enum CapacityBenchmarks {
         let quick = settings.quick
         let sizes = quick ? [(640, 480)] : [(1920, 1080), (1280, 720)]
         let repeats = quick ? 1 : min(settings.repeats, 2)
-        let window = quick ? 0.4 : 4.0
-        let preRoll = quick ? 0.3 : 1.0
+        let window = quick ? 0.3 : 4.0
+        let preRoll = quick ? 0.2 : 1.0
         var cases = sizes.map { size in
             let name = "capacity/mjpeg-nv12/\(size.0)x\(size.1)@\(rate)"
-            let counts = quick ? [1, 2] : fullCounts
+            // --quick: two cameras, one short window each (a smoke test of every path).
+            let counts = quick ? [2] : fullCounts
             return BenchmarkCase(name: name, group: "capacity") { _ in
                 try runWorker([
                     "--mode", "capacity", "--sizes", "\(size.0)x\(size.1)",
@@ -62,7 +63,7 @@ enum CapacityBenchmarks {
         cases.append(
             BenchmarkCase(name: "capacity/recording/2-cameras@\(rate)", group: "capacity") { _ in
                 try runWorker([
-                    "--mode", "recording", "--sizes", recordingSizes, "--window", quick ? "1" : "8", "--pre-roll",
+                    "--mode", "recording", "--sizes", recordingSizes, "--window", quick ? "0.5" : "8", "--pre-roll",
                     "\(preRoll)",
                 ])
             })
