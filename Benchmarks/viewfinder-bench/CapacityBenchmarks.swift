@@ -688,6 +688,7 @@ extension CapacityWorker {
                             samples[contender, default: []].append(sample)
                             progress(
                                 "    \(count) cameras \(contender.rawValue): \(format(Double(sample.delivered) / sample.wall / Double(count))) fps per camera, \(format(sample.cpu * 1000 / Double(max(1, sample.delivered)), 2)) CPU-ms/frame, CPU/wall \(format(sample.cpu / sample.wall, 2)), dropped \(sample.dropped) (\(sample.ownDrops) by the contender itself)"
+                                    + (contender == .viewfinder ? "; \(sample.detail)" : "")
                             )
                         } catch {
                             failures[contender] = "\(error)"
