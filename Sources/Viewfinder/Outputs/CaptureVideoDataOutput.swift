@@ -42,7 +42,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// buffers to the delegate.
     struct Body: SampleBufferBody {
         /// What the output is set to; read once per negotiation.
-        struct Settings: Sendable {
+        struct Settings: ProcessorChainSettings {
             var video = VideoSettings()
             var processors: [NamedProcessor] = []
             /// The processors implementing the connection's rotation and mirroring, as read for a
@@ -77,25 +77,12 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
                 })
         }
 
-        func resolve(_ settings: Settings, for output: CaptureOutput) -> Settings {
-            var resolved = settings
-            resolved.connectionProcessors = Self.connectionProcessors(output.connection(with: .video))
-            return resolved
-        }
-
-        func request(for settings: Settings) -> OutputRequest {
-            let chain = settings.connectionProcessors + settings.processors
-            return OutputRequest(
-                pixelFormat: settings.video.pixelFormat, size: settings.video.size,
-                processorFormats: chain.first?.processor.acceptedPixelFormats ?? [])
-        }
-
         func makeContext(
             format: CaptureDevice.Format, frameDuration: MediaTime, settings: Settings
         ) throws(CaptureError) -> DeliveryPipeline {
             try DeliveryPipeline(
                 deviceFormat: format, settings: settings.video,
-                processors: settings.connectionProcessors + settings.processors, budget: budget)
+                processors: settings.chain, budget: budget)
         }
 
         func prepare(
@@ -221,12 +208,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// the device is asked again for the nearest rate it supports. Throws
     /// ``CaptureError/Code/invalidArgument`` for zero or negative durations.
     public func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
-        if duration.isValid && (!duration.isNumeric || duration <= .zero) {
-            throw CaptureError(
-                .invalidArgument,
-                "minFrameDuration must be a positive, finite time, got \(duration); use .invalid for no limit")
-        }
-        try core.applyChange { _, engine in engine.minFrameDuration = duration }
+        try core.setMinFrameDuration(duration)
     }
 
     /// The format and size frames are delivered in, once the session has negotiated.
