@@ -1,5 +1,6 @@
 // PipeWire shim: see include/CPipeWire.h.
 #include "CPipeWire.h"
+#include "internal.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -31,7 +32,7 @@ const char *vf_pw_library_version(void) {
 
 // MARK: - Formats
 
-static uint32_t vf_pw_from_spa_format(uint32_t id) {
+uint32_t vf_pw_from_spa_format(uint32_t id) {
     switch (id) {
     case SPA_VIDEO_FORMAT_YUY2: return VF_PW_FORMAT_YUY2;
     case SPA_VIDEO_FORMAT_NV12: return VF_PW_FORMAT_NV12;
@@ -43,7 +44,7 @@ static uint32_t vf_pw_from_spa_format(uint32_t id) {
     }
 }
 
-static uint32_t vf_pw_to_spa_format(uint32_t format) {
+uint32_t vf_pw_to_spa_format(uint32_t format) {
     switch (format) {
     case VF_PW_FORMAT_YUY2: return SPA_VIDEO_FORMAT_YUY2;
     case VF_PW_FORMAT_NV12: return SPA_VIDEO_FORMAT_NV12;
@@ -326,6 +327,8 @@ int vf_pw_connection_sync(vf_pw_connection *c, int timeout_ms) {
     pw_thread_loop_unlock(c->loop);
     return res;
 }
+
+int vf_pw_connection_in_loop_thread(vf_pw_connection *c) { return pw_thread_loop_in_thread(c->loop) ? 1 : 0; }
 
 void vf_pw_connection_close(vf_pw_connection *c) {
     if (!c) return;
@@ -741,3 +744,9 @@ void vf_pw_producer_close(vf_pw_producer *p) {
     pw_thread_loop_unlock(p->c->loop);
     free(p);
 }
+
+// MARK: - For the shim's other files (internal.h)
+
+struct pw_thread_loop *vf_pw_connection_thread_loop(vf_pw_connection *c) { return c->loop; }
+
+struct pw_core *vf_pw_connection_core(vf_pw_connection *c) { return c->core; }

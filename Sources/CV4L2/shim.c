@@ -16,6 +16,9 @@ void *vf_v4l2_mmap(void *start, size_t length, int prot, int flags, int fd, int6
 int vf_v4l2_munmap(void *start, size_t length) { return v4l2_munmap(start, length); }
 
 static __thread uint32_t vf_conversion_source;
+static _Atomic int vf_log_destination = -1;
+
+void vf_v4l2_set_log_destination(int fd) { vf_log_destination = fd; }
 
 uint32_t vf_v4l2_take_conversion_source(void) {
     uint32_t source = vf_conversion_source;
@@ -39,9 +42,11 @@ static ssize_t vf_log_write(void *cookie, const char *buffer, size_t size) {
         int shown = (length >= 14 && (!strncmp(line, "libv4l2: error", 14) || !strncmp(line, "libv4l2: warning", 16)));
         if (shown && memmem(line, length, "dequeuing buf: Resource temporarily unavailable", 47)) shown = 0;
         if (shown) {
+            int destination = vf_log_destination;
+            if (destination < 0) destination = STDERR_FILENO;
             size_t written = 0;
             while (written < length) {
-                ssize_t n = write(STDERR_FILENO, line + written, length - written);
+                ssize_t n = write(destination, line + written, length - written);
                 if (n <= 0) break;
                 written += (size_t)n;
             }

@@ -1,3 +1,4 @@
+import CV4L2
 import Dispatch
 import Foundation
 import Testing
@@ -45,6 +46,8 @@ struct FakeCameraFile {
     var isMetadata = false
     /// Whether DQBUF waits for each frame's due time (otherwise frames come as fast as asked for).
     var paced = true
+    /// A file the plugin writes the stream's counters to ("delivered lost sequence"), if any.
+    var statsPath: String?
     /// Frames to serve per format and size, cycled (`jpeg`: the plugin encodes the NV12 bytes).
     var frames: [(fourCC: String, width: Int, height: Int, bytes: [UInt8], jpeg: JPEG?)] = []
 
@@ -93,6 +96,7 @@ struct FakeCameraFile {
         var header =
             "VIEWFINDER-FAKE-CAMERA 1\ncard \(card)\ndriver \(driver)\nbus \(busInfo)\npaced \(paced ? 1 : 0)\n"
         if isMetadata { header += "metadata\n" }
+        if let statsPath { header += "stats \(statsPath)\n" }
         for format in parsed.formats {
             let description = format.description.isEmpty ? V4L2FourCC.string(format.fourCC) : format.description
             header += "format \(V4L2FourCC.string(format.fourCC)) \(format.isCompressed ? 1 : 0) \(description)\n"
@@ -194,16 +198,17 @@ final class FakeCameraRig {
     }
 }
 
-/// Captures what this process writes to its standard error while `body` runs (fd 2 goes to a pipe).
-func capturingStandardError(_ body: () throws -> Void) throws -> String {
+/// Captures what libv4l2 would print on standard error while `body` runs: the lines Viewfinder's
+/// log filter passes (libv4l2 writes every message to that filter once it is installed) go to a
+/// pipe instead of descriptor 2. Redirecting descriptor 2 itself would swallow every other test's
+/// output for as long as `body` runs, the test runner's own lines with it.
+func capturingLibV4L2Messages(_ body: () throws -> Void) throws -> String {
     final class Collected: @unchecked Sendable {  // unchecked: written by the reader, read after `done`.
         var bytes: [UInt8] = []
     }
     var ends: [Int32] = [0, 0]
     try #require(pipe(&ends) == 0)
-    let saved = dup(2)
-    dup2(ends[1], 2)
-    close(ends[1])
+    for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }  // no child of a parallel test holds it open
     let reader = ends[0]
     let collected = Collected()
     let done = DispatchSemaphore(value: 0)
@@ -216,9 +221,11 @@ func capturingStandardError(_ body: () throws -> Void) throws -> String {
         }
         done.signal()
     }
+    vf_v4l2_install_log_filter()  // as the first v4l2_open does; once per process
+    vf_v4l2_set_log_destination(ends[1])
     let result = Result { try body() }
-    dup2(saved, 2)
-    close(saved)
+    vf_v4l2_set_log_destination(-1)
+    close(ends[1])
     done.wait()
     close(reader)
     try result.get()

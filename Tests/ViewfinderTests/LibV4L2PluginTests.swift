@@ -51,9 +51,11 @@ struct LibV4L2PluginTests {
         metadata.busInfo = "usb-fake-metadata"
         metadata.isMetadata = true
         try rig.plug(metadata, as: "video1")
-        let devices = rig.devices
-        try #require(devices.count == 1)
-        let device = devices[0]
+        // A scan of the directory as it is now (both nodes in it) lists the camera alone; the
+        // registry's own list follows the inotify-started scans, so it is read once the camera is in.
+        #expect(rig.provider.discoverBackends().count == 1, "the metadata node is skipped")
+        let device = try rig.device(camera)
+        #expect(rig.devices.count == 1)
         #expect(device.localizedName == "HD Pro Webcam C920")
         #expect(device.modelID == "uvcvideo")
         #expect(device.uniqueID == "v4l2:\(camera.busInfo)")
@@ -167,6 +169,38 @@ struct LibV4L2PluginTests {
         #expect(Array(sequences.prefix(2)) == [0, 1])
         #expect(sequences[2] > 3, "frames due while both buffers were held were lost: \(sequences)")
         #expect(sink.recorded[2].patternNumber == sequences[2] % 4, "the frame of that time, not a stale one")
+    }
+
+    @Test("the stats file counts what a reader dequeued and what it lost (the capacity benchmark's counters)")
+    func statsFile() throws {
+        let rig = try FakeCameraRig(bufferCount: 2)
+        var camera = Self.smallCamera()
+        let stats = "\(rig.directory)/camera.stats"
+        camera.statsPath = stats
+        try rig.plug(camera)
+        let device = try rig.device(camera)
+        let backend = try #require(device.backend as? V4L2CameraBackend)
+        let format = try #require(device.formats.first { !$0.isEmulated && $0.dimensions.width == 320 })
+        let sink = RecordingSink(keepsBuffers: true)
+        _ = try backend.startStreaming(format: format, frameDuration: MediaTime(value: 1, timescale: 30), sink: sink)
+        #expect(sink.waitForFrames(2))
+        // Both buffers held for a few frame times: the frames due meanwhile are lost.
+        #expect(!sink.waitForFrames(1, timeout: 0.3), "no buffer queued, so no frame")
+        sink.releaseKept()
+        #expect(sink.waitForFrames(1))
+        backend.stopStreaming()
+        let fields = try String(contentsOfFile: stats, encoding: .utf8).split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        try #require(fields.count == 3, "delivered lost sequence")
+        let (delivered, lost, sequence) = (fields[0], fields[1], fields[2])
+        let recorded = sink.recorded.count
+        // A frame dequeued as the stream stopped may not have reached the sink.
+        #expect(delivered >= recorded && delivered <= recorded + 1, "\(delivered) dequeued, \(recorded) received")
+        #expect(lost > 0, "the frames due while the buffers were held")
+        #expect(lost == sequence - delivered, "every frame due (the next one's number) was dequeued or lost")
+        let gap = Int(sink.recorded[2].sequenceNumber) - 2
+        #expect(lost >= gap, "at least the gap the sink saw (\(gap))")
     }
 
     @Test("a DQBUF waiting for a buffer returns when another thread queues one, not at its 20 ms timeout")
@@ -300,7 +334,7 @@ struct LibV4L2PluginTests {
         let device = try rig.device(camera)
         let delegate = RecordingDelegate(readsPattern: false)
         let (session, output) = try makeSession(device: device, delegate: delegate, preset: .low)
-        let printed = try capturingStandardError {
+        let printed = try capturingLibV4L2Messages {
             session.startRunning()
             #expect(output.isZeroCopy, "the non-converting path, where libv4l2 complains about EAGAIN")
             // Ten seconds of the camera's 30 fps (every DQBUF that finds no frame yet is an EAGAIN).
@@ -328,7 +362,7 @@ struct LibV4L2PluginTests {
         #expect(held.errors.isEmpty)
         // The held frames are copies: libv4l2's converted buffers went back, so the camera is free.
         let sink = RecordingSink()
-        let printed = try capturingStandardError {
+        let printed = try capturingLibV4L2Messages {
             _ = try backend.startStreaming(format: large, frameDuration: .invalid, sink: sink)
             #expect(sink.waitForFrames(2))
             backend.stopStreaming()
@@ -399,7 +433,7 @@ struct LibV4L2PluginTests {
         #expect(emulated.allSatisfy { $0.pixelFormat == .i420 })
         // Why: libv4lconvert fails every 1080p frame of a 4:2:0 camera (4:2:2 happens to decode).
         var failure: Int32?
-        let printed = try capturingStandardError {
+        let printed = try capturingLibV4L2Messages {
             failure = try Self.firstFrameError(path: path, fourCC: "YU12", width: 1920, height: 1080)
         }
         if subsampling == 420 {

@@ -92,6 +92,9 @@ vf_pw_connection *vf_pw_connection_open(
 int vf_pw_connection_sync(vf_pw_connection *connection, int timeout_ms);
 /// Stops the loop thread and disconnects. No callback runs after it returns.
 void vf_pw_connection_close(vf_pw_connection *connection);
+// Whether the caller runs on the connection's loop thread (inside one of its callbacks), where
+// closing the connection, a stream or a producer must not happen: closing joins that thread.
+int vf_pw_connection_in_loop_thread(vf_pw_connection *connection);
 
 /// Reads node `id`'s properties and EnumFormat params (formats of other codecs are left out; a
 /// list of sizes becomes one format per size). Returns how many formats were written (at most
@@ -157,3 +160,7 @@ void vf_pw_producer_close(vf_pw_producer *producer);
 const char *vf_pw_library_version(void);
 
 #endif
+
+// The virtual camera node (virtual_camera.c), outside the include guard's scope so it can
+// include this header.
+#include "CPipeWireVirtualCamera.h"

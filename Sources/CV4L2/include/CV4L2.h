@@ -14,6 +14,10 @@ int vf_v4l2_munmap(void *start, size_t length);
 // unavailable" (printed on every EAGAIN of a non-converting stream) and passes its other errors and
 // warnings to stderr. Does nothing when the application set v4l2_log_file or LIBV4L2_LOG_FILENAME.
 void vf_v4l2_install_log_filter(void);
+// Where the filter writes the lines it passes: standard error (-1, the default) or `fd`, so a test
+// can read what libv4l2 would print without redirecting the whole process's descriptor 2 (which
+// swallows every other thread's output while it lasts, and the test runner's own lines with it).
+void vf_v4l2_set_log_destination(int fd);
 // The FourCC libv4l2 said it converts from ("VIDIOC_S_FMT converting from: MJPG") during the last
 // v4l2 call on this thread that logged one, then 0. Only known while the log filter is installed.
 uint32_t vf_v4l2_take_conversion_source(void);

@@ -40,7 +40,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
 
     /// The output's job on the shared core: negotiate a processor chain, run it, hand sample
     /// buffers to the delegate.
-    struct Body: OutputBody {
+    struct Body: SampleBufferBody {
         /// What the output is set to; read once per negotiation.
         struct Settings: Sendable {
             var video = VideoSettings()
@@ -114,24 +114,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             }
         }
 
-        func consume(
-            _ buffer: SampleBuffer, from connection: CaptureConnection, output: CaptureOutput,
-            delegate: any CaptureVideoDataOutputSampleBufferDelegate
-        ) {
-            delegate.captureOutput(output, didOutput: buffer, from: connection)
-        }
+        typealias Delegate = any CaptureVideoDataOutputSampleBufferDelegate
 
-        func reportDrop(
-            _ drop: DeliveryEngine<DeliveryPipeline, SampleBuffer>.DropReport, output: CaptureOutput,
-            delegate: any CaptureVideoDataOutputSampleBufferDelegate
-        ) {
-            var buffer: SampleBuffer? = SampleBuffer.make(
-                droppedFrameReason: drop.reason, count: drop.count, mediaType: .video,
-                presentationTimeStamp: drop.presentationTime, duration: drop.duration,
-                sequenceNumber: drop.sequenceNumber, spares: spares)
-            if let report = buffer { delegate.captureOutput(output, didDrop: report, from: drop.connection) }
-            SampleBuffer.recycle(&buffer, into: spares)
-        }
+        func receiver(_ delegate: Delegate) -> any CaptureDataOutputSampleBufferDelegate { delegate }
+        var reportMediaType: MediaType { .video }
+        var reportSpares: SpareObjects<SampleBuffer>? { spares }
 
         func recycle(_ buffer: inout SampleBuffer?) { SampleBuffer.recycle(&buffer, into: spares) }
 

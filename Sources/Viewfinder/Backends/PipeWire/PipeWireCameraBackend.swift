@@ -235,8 +235,14 @@ final class PipeWireCaptureStream: @unchecked Sendable {  // unchecked: `handle`
             return self.handle
         }
         guard let handle else { return }
-        vf_pw_stream_close(handle)
-        unmanaged?.release()
+        // From the loop thread (a callback that dropped the session), the close runs on another
+        // thread; `stopped` already keeps frames and failures from the sink.
+        nonisolated(unsafe) let stream = handle
+        let unmanaged = unmanaged
+        PipeWireConnection.offLoopThread(connection.handle) {
+            vf_pw_stream_close(stream)
+            unmanaged?.release()
+        }
     }
 
     /// The node left the registry: report the camera gone (once).

@@ -123,10 +123,32 @@ package final class PipeWireConnection: @unchecked Sendable {  // unchecked: the
 
     /// Stops the loop thread and disconnects; no event comes after this returns. Called by
     /// `deinit` too.
+    ///
+    /// Called on the loop thread itself (the last reference dropped inside one of the connection's
+    /// callbacks), the close runs on another thread: closing joins the loop thread, and a loop
+    /// thread that destroys its own loop returns into freed memory (seen as a crash on the
+    /// `viewfinder.pipewire` thread under load). Events may then come until that close ends.
     package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        vf_pw_connection_close(handle)
-        box.release()
+        nonisolated(unsafe) let handle = handle
+        let box = box
+        Self.offLoopThread(handle) {
+            vf_pw_connection_close(handle)
+            box.release()
+        }
+    }
+
+    /// Whether the caller runs on this connection's loop thread (inside one of its callbacks).
+    package var isCallerOnLoopThread: Bool { vf_pw_connection_in_loop_thread(handle) != 0 }
+
+    /// Runs `teardown` now, or on another thread when the caller is `handle`'s loop thread, where
+    /// closing the connection or anything on it would join or destroy the running loop.
+    static func offLoopThread(_ handle: OpaquePointer, _ teardown: @escaping @Sendable () -> Void) {
+        if vf_pw_connection_in_loop_thread(handle) != 0 {
+            DispatchQueue.global().async(execute: teardown)
+        } else {
+            teardown()
+        }
     }
 
     deinit { close() }

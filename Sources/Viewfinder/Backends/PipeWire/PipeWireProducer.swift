@@ -98,8 +98,13 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
     /// Removes the node. Called by `deinit` too.
     package func close() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        vf_pw_producer_close(handle)
-        box.release()
+        nonisolated(unsafe) let handle = handle
+        let box = box
+        let connection = connection
+        PipeWireConnection.offLoopThread(connection.handle) {
+            withExtendedLifetime(connection) { vf_pw_producer_close(handle) }
+            box.release()
+        }
     }
 
     deinit { close() }
