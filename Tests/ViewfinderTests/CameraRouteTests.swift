@@ -181,7 +181,9 @@ struct CameraRouteTests {
         }
     }
 
-    @Test("forced: VIEWFINDER_CAMERA_ROUTE=v4l2 never asks PipeWire; =pipewire lists only what PipeWire offers")
+    @Test(
+        "forced: VIEWFINDER_CAMERA_ROUTE=v4l2 never asks PipeWire; =pipewire lists only what PipeWire offers; no daemon: V4L2"
+    )
     func forcedRoutes() throws {
         try #require(FakeCameraPlugin.isInstalled, FakeCameraPlugin.skipReason)
         let remote = try #require(PipeWireTestDaemon.remote)
@@ -213,5 +215,12 @@ struct CameraRouteTests {
         #expect(v4l2Camera.pipeWireRoute?.node(for: v4l2Camera) == nil, "v4l2 never routes through PipeWire")
         let pipeWireCamera = try #require(forcedPipeWire.presentCameras().first)
         #expect(pipeWireCamera.pipeWireRoute?.node(for: pipeWireCamera)?.nodeName == name)
+        // No daemon (a headless box): automatic lists the camera and opens its driver.
+        let headless = V4L2DeviceProvider(
+            directory: V4L2DevDirectory(path: directory), interface: LibV4L2Interface(),
+            pipeWire: PipeWireDeviceProvider(remoteName: "viewfinder-no-daemon-\(getpid())"), route: .automatic)
+        #expect(headless.discoverBackends().map(\.uniqueID) == ["v4l2:\(camera.busInfo)"])
+        let headlessCamera = try #require(headless.presentCameras().first)
+        #expect(headlessCamera.pipeWireRoute?.node(for: headlessCamera) == nil)
     }
 }
