@@ -345,6 +345,14 @@ enum CapacityWorker {
         var all: [String] { list.withLock { $0 } }
     }
 
+    /// The UTC time of day (HH:MM:SS), for progress lines read beside the machine's load.
+    static func clock() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
+    }
+
     /// CPU seconds (user + system) of this process.
     static func ownCPU() -> Double { RecordingBenchmarks.cpuSeconds(RUSAGE_SELF.rawValue) }
 }
@@ -688,7 +696,7 @@ extension CapacityWorker {
                             let sample = try sample(contender, cameras, count: count, size: size, options: options)
                             samples[contender, default: []].append(sample)
                             progress(
-                                "    \(count) cameras \(contender.rawValue): \(format(Double(sample.delivered) / sample.wall / Double(count))) fps per camera, \(format(sample.cpu * 1000 / Double(max(1, sample.delivered)), 2)) CPU-ms/frame, CPU/wall \(format(sample.cpu / sample.wall, 2)), dropped \(sample.dropped) (\(sample.ownDrops) by the contender itself)"
+                                "    \(CapacityWorker.clock()) \(count) cameras \(contender.rawValue): \(format(Double(sample.delivered) / sample.wall / Double(count))) fps per camera, \(format(sample.cpu * 1000 / Double(max(1, sample.delivered)), 2)) CPU-ms/frame, CPU/wall \(format(sample.cpu / sample.wall, 2)), dropped \(sample.dropped) (\(sample.ownDrops) by the contender itself)"
                                     + (contender == .viewfinder ? "; \(sample.detail)" : "")
                             )
                         } catch {
