@@ -9,7 +9,7 @@ import Viewfinder
 
 /// How many cameras one machine carries (`capacity/…`): N plug-in cameras (Tests/V4L2Plugin,
 /// paced at 30 fps, Motion-JPEG) read at once, N = 1, 2, 3, 4, 5, 6, 8, … until every contender
-/// drops frames (or the cap), by three contenders in the same run, interleaved (the first
+/// drops frames at two counts in a row (or the cap), by three contenders in the same run, interleaved (the first
 /// rotated and the direction reversed every other repeat):
 /// - `viewfinder`: one ``CaptureMultiCamSession``, one ``CaptureVideoDataOutput`` per camera
 ///   delivering full-range NV12 (the decode and the layout change to NV12) to a counting delegate,
@@ -34,7 +34,7 @@ import Viewfinder
 enum CapacityBenchmarks {
     static let rate = 30
 
-    /// Camera counts tried, in order, until every contender drops frames at one. The caps: 16
+    /// Camera counts tried, in order, until every contender drops frames at two in a row. The caps: 16
     /// cameras (16 ffmpeg processes, 16 streaming threads per contender), and the worker's time
     /// budget (``CapacityWorker/Options/budgetSeconds``, 420 s per size: no larger N starts after
     /// it; each N takes about 40 s, 3 contenders × 2 windows of 4 s with start, pre-roll and stop).
@@ -343,6 +343,14 @@ enum CapacityWorker {
         }
 
         var all: [String] { list.withLock { $0 } }
+    }
+
+    /// The UTC time of day (HH:MM:SS), for progress lines read beside the machine's load.
+    static func clock() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        return String(format: "%02d:%02d:%02d", parts.tm_hour, parts.tm_min, parts.tm_sec)
     }
 
     /// CPU seconds (user + system) of this process.
@@ -671,6 +679,7 @@ extension CapacityWorker {
             var carried: [Contender: Int] = [:]
             var failures: [Contender: String] = [:]
             var lastCount = 0
+            var previousAllDropped = false
             var stopReason = "the cap of \(options.counts.max() ?? 0) cameras"
             for count in options.counts {
                 if Measure.now() - start > options.budgetSeconds {
@@ -687,7 +696,7 @@ extension CapacityWorker {
                             let sample = try sample(contender, cameras, count: count, size: size, options: options)
                             samples[contender, default: []].append(sample)
                             progress(
-                                "    \(count) cameras \(contender.rawValue): \(format(Double(sample.delivered) / sample.wall / Double(count))) fps per camera, \(format(sample.cpu * 1000 / Double(max(1, sample.delivered)), 2)) CPU-ms/frame, CPU/wall \(format(sample.cpu / sample.wall, 2)), dropped \(sample.dropped) (\(sample.ownDrops) by the contender itself)"
+                                "    \(CapacityWorker.clock()) \(count) cameras \(contender.rawValue): \(format(Double(sample.delivered) / sample.wall / Double(count))) fps per camera, \(format(sample.cpu * 1000 / Double(max(1, sample.delivered)), 2)) CPU-ms/frame, CPU/wall \(format(sample.cpu / sample.wall, 2)), dropped \(sample.dropped) (\(sample.ownDrops) by the contender itself)"
                                     + (contender == .viewfinder ? "; \(sample.detail)" : "")
                             )
                         } catch {
@@ -729,10 +738,13 @@ extension CapacityWorker {
                     }
                     results.append(row)
                 }
-                if allDropped {
-                    stopReason = "every contender dropping frames at \(count) cameras"
+                // Two camera counts in a row where every contender dropped: one such count can be
+                // another tenant's burst on the shared machine.
+                if allDropped, previousAllDropped {
+                    stopReason = "every contender dropping frames at two camera counts in a row (the last \(count))"
                     break
                 }
+                previousAllDropped = allDropped
             }
             let floorsAfter = try decodeFloors(size, seconds: floorSeconds)
             let turbo = (floorsBefore.turbo + floorsAfter.turbo) / 2
