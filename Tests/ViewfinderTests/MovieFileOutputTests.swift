@@ -409,6 +409,55 @@ struct MovieFileOutputTests {
         #expect(zip(back.times, expected).allSatisfy { abs($0 - $1) < 0.002 }, "no squashing: \(back.times)")
     }
 
+    @Test("a Motion-JPEG-only camera records to H.264: every frame decoded once and encoded, in order")
+    func motionJPEGToH264() throws {
+        // A USB 2 webcam gives 1080p30 only as Motion-JPEG: recording it with an encoder decodes it.
+        let listing = """
+            \t[0]: 'MJPG' (Motion-JPEG, compressed)
+            \t\tSize: Discrete 320x240
+            \t\t\tInterval: Discrete 0.033s (30.000 fps)
+            """
+        let scratch = try MovieScratch()
+        defer { scratch.remove() }
+        let url = scratch.url("mjpeg-h264.mov")
+        let rig = try SimulatedRig(listing: listing)
+        let device = try rig.device
+        let session = CaptureSession(notificationCenter: NotificationCenter())
+        let movie = CaptureMovieFileOutput()
+        let bytes = ByteCollector()  // frames counted as they arrive, to pace the camera
+        let data = CaptureVideoDataOutput()
+        data.videoSettings = try VideoSettings(pixelFormat: .mjpeg)
+        data.setSampleBufferDelegate(bytes, queue: DispatchQueue(label: "bytes"))
+        try session.tryAddInput(try CaptureDeviceInput(device: device))
+        try session.tryAddOutput(movie)
+        try session.tryAddOutput(data)
+        let connection = try #require(movie.connection(with: .video))
+        try movie.setOutputSettings(MovieOutputSettings(codec: .h264), for: connection)
+        let recorder = FileRecorder()
+        movie.startRecording(to: url, recordingDelegate: recorder)
+        session.startRunning()
+        #expect(session.isRunning)
+        #expect(device.activeFormat.pixelFormat == .mjpeg, "the camera has nothing else")
+        for _ in 0..<12 {
+            let before = bytes.count  // read before the frame can arrive
+            rig.clock.advance(by: thirtyFPS)
+            #expect(bytes.waitForFrames(before + 1))
+            #expect(movie.waitUntilIdle(timeout: 30))
+        }
+        movie.stopRecording()
+        #expect(recorder.waitForFinish())
+        session.stopRunning()
+        #expect(recorder.lastError == nil, "\(String(describing: recorder.lastError))")
+        let stats = movie.statistics
+        #expect(stats.dropped == 0)
+        #expect(stats.captured == stats.delivered + stats.dropped)
+        let reader = try MovieFileReader(url: url)
+        #expect(reader.video.codecName == "h264")
+        let back = try readBack(url)
+        #expect(back.numbers.count == 12, "\(back.numbers) \(stats)")
+        #expect(back.numbers == Array(0..<UInt64(back.numbers.count)), "the pattern survives JPEG and H.264")
+    }
+
     @Test("Motion-JPEG passthrough: the file's packets are the camera's JPEG frames, byte for byte")
     func passthrough() throws {
         let listing = """

@@ -356,7 +356,17 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         _ sample: CapturedSample, context: FileOutputStreamContext, connection: CaptureConnection
     ) -> DeliveryEngine<FileOutputStreamContext, Void>.Preparation {
         guard let recording = current, let writer = recording.writer else { return .ready((), holdsSlot: false) }
-        guard let image = sample.image else { return .dropped(.droppedByProcessor("movie file output: not video")) }
+        guard var image = sample.image else { return .dropped(.droppedByProcessor("movie file output: not video")) }
+        // A Motion-JPEG camera recorded with an encoder (H.264, HEVC): decoded here, once per
+        // frame, into the encoder's own input format (full-range NV12, as JPEG is full range).
+        if image.pixelFormat == .mjpeg, (context.settings ?? MovieOutputSettings()).codec != .jpeg {
+            do throws(CaptureError) {
+                image = try recording.decodeForEncoder(image)
+            } catch {
+                return .dropped(
+                    .droppedByProcessor("movie file output: a Motion-JPEG frame did not decode: \(error.message)"))
+            }
+        }
         let limits = status.withLock { ($0.maxRecordedDuration, $0.maxRecordedFileSize, $0.minFreeDiskSpaceLimit) }
         // A recording takes the settings in force when its first frame comes: settings set just
         // before `startRecording` reach the stream at the next frame boundary, so a frame of the
@@ -593,6 +603,25 @@ final class Recording: @unchecked Sendable {  // unchecked: confined to the reco
         self.url = url
         self.delegate = delegate
         self.connections = connections
+    }
+
+    /// The decoder and buffers for a Motion-JPEG camera recorded with an encoder (made at the first
+    /// such frame, again when the size changes).
+    private var decoder: JPEGDecoder?
+    private var decoded: PixelBufferPool?
+
+    /// `frame` (Motion-JPEG) decoded into full-range NV12, the encoder's input.
+    func decodeForEncoder(_ frame: PixelBuffer) throws(CaptureError) -> PixelBuffer {
+        if decoder?.width != frame.width || decoder?.height != frame.height {
+            decoder = try JPEGDecoder(width: frame.width, height: frame.height, pixelFormat: .nv12FullRange)
+            decoded = try PixelBufferPool(
+                pixelFormat: .nv12FullRange, width: frame.width, height: frame.height, capacity: 2)
+        }
+        guard let output = decoded?.makePixelBuffer() else {
+            throw CaptureError(.outOfBuffers, "the movie output's decoded frames are all in use")
+        }
+        try decoder?.decode(frame, into: output)
+        return output
     }
 }
 

@@ -134,12 +134,6 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
                 "Motion-JPEG passthrough needs a camera delivering Motion-JPEG, this one delivers \(buffer.pixelFormat.name): record H.264 instead"
             )
         }
-        if chosen.codec != .jpeg, buffer.pixelFormat == .mjpeg {
-            throw CaptureError(
-                .unsupportedFormat,
-                "the camera delivers Motion-JPEG, which cannot be re-encoded here: record it with the .jpeg codec (passthrough)"
-            )
-        }
         var video = MovieVideoSettings(
             codec: chosen.codec.movieCodec ?? .h264, width: buffer.width, height: buffer.height,
             sourcePixelFormat: buffer.pixelFormat)
