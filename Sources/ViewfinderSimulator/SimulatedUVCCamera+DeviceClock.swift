@@ -140,7 +140,9 @@ extension SimulatedUVCCamera {
             }
             fillMetadata(buffer, index: index, state)
         case VF_VIDIOC_STREAMON, VF_VIDIOC_STREAMOFF:
-            guard UInt32(bitPattern: argument.assumingMemoryBound(to: Int32.self).pointee) == VF_V4L2_BUF_TYPE_META_CAPTURE,
+            guard
+                UInt32(bitPattern: argument.assumingMemoryBound(to: Int32.self).pointee)
+                    == VF_V4L2_BUF_TYPE_META_CAPTURE,
                 state.metadataOwner == fd
             else { throw V4L2Errno(EINVAL) }
             if request == VF_VIDIOC_STREAMON {

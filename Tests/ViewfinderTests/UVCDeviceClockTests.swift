@@ -47,7 +47,8 @@ private struct ClockRig {
     func run(frames: Int) throws -> [[RecordingSink.Frame]] {
         let sinks = cameras.map { _ in RecordingSink() }
         for index in cameras.indices {
-            _ = try backend(index).startStreaming(format: try format(index), frameDuration: thirtyFPS, sink: sinks[index])
+            _ = try backend(index).startStreaming(
+                format: try format(index), frameDuration: thirtyFPS, sink: sinks[index])
         }
         defer { for index in cameras.indices { try? backend(index).stopStreaming() } }
         for _ in 0..<frames {
@@ -105,6 +106,7 @@ struct UVCDeviceClockTests {
         let errors = frames[0].map { $0.presentationTime.seconds - truth($0.sequenceNumber, start: start) }
         let early = Array(errors.prefix(status.framesOnDriverClock))
         let late = Array(errors.dropFirst(status.framesOnDriverClock))
+        #expect(late.count >= 120)
         #expect(spread(early) > 0.002, "the driver's timestamps scatter by milliseconds: \(spread(early))")
         #expect(spread(late) < 0.001, "the device clock's are within 1 ms: \(spread(late))")
         #expect(abs(late.reduce(0, +) / Double(late.count)) < 0.001, "and on the host's timeline")
@@ -177,7 +179,8 @@ struct UVCDeviceClockTests {
         #expect(backend.deviceClockStatus == DeviceClockStatus(state: .metadataUnavailable))
     }
 
-    @Test("garbage metadata (short buffers, no PTS, overlong headers, error flags) is counted and ignored, never a crash")
+    @Test(
+        "garbage metadata (short buffers, no PTS, overlong headers, error flags) is counted and ignored, never a crash")
     func garbageMetadataIsCounted() throws {
         let base = ManualClock()
         let start = base.now()
@@ -191,6 +194,7 @@ struct UVCDeviceClockTests {
         #expect(status.malformedMetadata == 60, "\(status)")
         #expect(status.framesOnDriverClock >= 60, "no PTS for the faulty frames: the driver's timestamps")
         #expect(status.state == .deviceClock, "good metadata afterwards is used: \(status)")
+        #expect(status.framesOnDeviceClock >= 40)
         let late = frames[0].suffix(20).map { $0.presentationTime.seconds - truth($0.sequenceNumber, start: start) }
         #expect(spread(late) < 0.001)
     }

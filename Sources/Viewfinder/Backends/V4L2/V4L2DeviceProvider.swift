@@ -102,7 +102,8 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 if let info = try V4L2DeviceInfo.probe(path: path, interface: interface) {
                     found.append(info)
                     identities.append(directory.identity(ofNode: path))
-                } else if let bus = UVCMetadataStream.uvcMetadataBusInfo(path: path, interface: interface), !bus.isEmpty {
+                } else if let bus = UVCMetadataStream.uvcMetadataBusInfo(path: path, interface: interface), !bus.isEmpty
+                {
                     metadataNodes[bus] = metadataNodes[bus] ?? path
                 }
             } catch  where [ENOENT, ENODEV, ENXIO].contains(error.code) {
