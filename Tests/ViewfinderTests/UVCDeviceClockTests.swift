@@ -99,6 +99,7 @@ struct UVCDeviceClockTests {
         let status = backend.deviceClockStatus
         #expect(frames.count == 1 && frames[0].count == 150)
         #expect(status.state == .deviceClock)
+        #expect(try #require(rig.bus.device(for: rig.cameras[0])).isUsingDeviceClock)
         #expect(status.malformedMetadata == 0)
         // The fit needs half a second of samples: the first frames keep the driver's timestamps.
         #expect(status.framesOnDriverClock >= 10 && status.framesOnDriverClock <= 30, "\(status)")
@@ -154,6 +155,7 @@ struct UVCDeviceClockTests {
         #expect(backend.metadataNodePath == nil, "a metadata node without the UVC format is not paired")
         let frames = try rig.run(frames: 40)
         #expect(backend.deviceClockStatus == DeviceClockStatus(state: .noMetadataNode))
+        #expect(try #require(rig.bus.device(for: rig.cameras[0])).isUsingDeviceClock == false)
         #expect(frames[0].count == 40)
         #expect(
             frames[0].allSatisfy { abs($0.presentationTime.seconds - truth($0.sequenceNumber, start: start)) < 1e-6 },
