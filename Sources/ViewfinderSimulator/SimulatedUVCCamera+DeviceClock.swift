@@ -76,8 +76,8 @@ extension SimulatedUVCCamera {
         case shortBuffer
         /// The headers have neither PTS nor SCR (`bmHeaderInfo` without those flags).
         case noTimestamps
-        /// The first header's length claims more bytes than the buffer holds.
-        case overlongHeader
+        /// The first header's length (3) is smaller than the PTS and SCR its flags announce.
+        case inconsistentHeader
         /// The buffer comes back with `V4L2_BUF_FLAG_ERROR`.
         case errorFlag
     }
@@ -215,8 +215,10 @@ extension SimulatedUVCCamera {
             put(UInt64(host.nanoseconds), 8)  // ns
             put(usbFrame, 2)  // sof
             let headerInfo: UInt64 = fault == .noTimestamps ? 0x80 : 0x80 | 0x04 | 0x08  // EOH, PTS, SCR
-            let length: UInt64 = fault == .noTimestamps ? 2 : 12
-            put(packet == 0 && fault == .overlongHeader ? 200 : length, 1)
+            // Headers longer than their standard part (a camera's own data) are copied only up to
+            // it, as uvcvideo does: the length byte says 34, the block holds 12.
+            let length: UInt64 = fault == .noTimestamps ? 2 : 34
+            put(packet == 0 && fault == .inconsistentHeader ? 3 : length, 1)
             put(headerInfo, 1)
             if fault != .noTimestamps {
                 put(UInt64(pts), 4)

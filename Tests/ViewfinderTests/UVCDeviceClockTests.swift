@@ -182,12 +182,13 @@ struct UVCDeviceClockTests {
     }
 
     @Test(
-        "garbage metadata (short buffers, no PTS, overlong headers, error flags) is counted and ignored, never a crash")
+        "garbage metadata (short buffers, no PTS, inconsistent header lengths, error flags) is counted and ignored, never a crash"
+    )
     func garbageMetadataIsCounted() throws {
         let base = ManualClock()
         let start = base.now()
         let rig = try ClockRig(clocks: [Self.jitteryClock(start: start)], base: base)
-        let faults: [SimulatedUVCCamera.MetadataFault] = [.shortBuffer, .noTimestamps, .overlongHeader, .errorFlag]
+        let faults: [SimulatedUVCCamera.MetadataFault] = [.shortBuffer, .noTimestamps, .inconsistentHeader, .errorFlag]
         rig.cameras[0].injectMetadataFaults(Array(repeating: faults, count: 15).flatMap { $0 })
         let backend = try rig.backend(0)
         let frames = try rig.run(frames: 120)
@@ -199,5 +200,66 @@ struct UVCDeviceClockTests {
         #expect(status.framesOnDeviceClock >= 40)
         let late = frames[0].suffix(20).map { $0.presentationTime.seconds - truth($0.sequenceNumber, start: start) }
         #expect(spread(late) < 0.001)
+    }
+
+    @Test("the metadata parser reads uvc_meta_buf blocks as uvcvideo writes them and stops at a truncated one")
+    func parserReadsBlocks() {
+        var bytes: [UInt8] = []
+        func put(_ value: UInt64, _ count: Int) {
+            for byte in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * byte))) }
+        }
+        // A header of 34 bytes (PTS, SCR and a camera's own data): uvcvideo copies its 12 standard bytes.
+        put(1_000, 8)
+        put(5, 2)
+        put(34, 1)
+        put(0x8C, 1)
+        put(0x1122_3344, 4)
+        put(0xAABB_CCDD, 4)
+        put(0xFFFF, 2)
+        // PTS only.
+        put(2_000, 8)
+        put(6, 2)
+        put(6, 1)
+        put(0x84, 1)
+        put(0x0102_0304, 4)
+        // Cut short: 7 bytes of a block.
+        put(3_000, 7)
+        let (blocks, malformed) = bytes.withUnsafeBytes { UVCMetadataBlock.parse($0) }
+        #expect(malformed == 1)
+        #expect(
+            blocks == [
+                UVCMetadataBlock(
+                    hostNanoseconds: 1_000, hostSOF: 5, pts: 0x1122_3344, stc: 0xAABB_CCDD, deviceSOF: 0x7FF),
+                UVCMetadataBlock(hostNanoseconds: 2_000, hostSOF: 6, pts: 0x0102_0304, stc: nil, deviceSOF: nil),
+            ])
+        // A header length smaller than its flags' fields.
+        var bad = Array(bytes.prefix(22))
+        bad[10] = 3
+        let (none, counted) = bad.withUnsafeBytes { UVCMetadataBlock.parse($0) }
+        #expect(none.isEmpty && counted == 1)
+    }
+
+    @Test("the clock fit maps across the 32-bit wrap, and starts over when the device clock jumps")
+    func fitWrapsAndResets() throws {
+        var fit = UVCClockFit()
+        let frequency = 48_000_000.0
+        let start: UInt64 = 5_000_000_000
+        func stc(_ ns: UInt64) -> UInt32 {
+            UInt32(truncatingIfNeeded: Int64(0xFFF0_0000) &+ Int64(Double(ns - start) * frequency / 1e9))
+        }
+        var host = start
+        for _ in 0..<40 {
+            fit.add(stc: stc(host), host: host)
+            host += 16_666_667
+        }
+        // 0.65 s in, the counter has wrapped (0xFFF00000 + 31 M ticks).
+        #expect(stc(host) < 0xFFF0_0000)
+        let answer = fit.hostTime(ofPTS: stc(host - 5_000_000))
+        let mapped = try #require(answer)
+        #expect(abs(Double(mapped) - Double(host - 5_000_000)) < 1_000, "within 1 µs: \(mapped)")
+        // The device clock restarts at 0: the fit starts over and is not used until it is stable again.
+        fit.add(stc: 0, host: host)
+        #expect(fit.resets == 1)
+        #expect(fit.hostTime(ofPTS: 0) == nil)
     }
 }

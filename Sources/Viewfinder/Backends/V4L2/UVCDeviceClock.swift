@@ -66,9 +66,12 @@ struct UVCMetadataBlock: Sendable, Hashable {
     /// `ns` (8 bytes), `sof` (2), then the payload header from its `bHeaderLength`.
     static let fixedBytes = 10
 
-    /// Reads the blocks of one metadata buffer. Untrusted driver data: a block whose header length
-    /// is too small for the fields its flags announce, or runs past the buffer, ends the parse and
-    /// counts as malformed, as does a header with neither PTS nor SCR.
+    /// Reads the blocks of one metadata buffer. For `V4L2_META_FMT_UVC` uvcvideo copies only the
+    /// header's standard part: 2 bytes, 4 more with a PTS, 6 more with an SCR, whatever its
+    /// `bHeaderLength` says (a camera's header may be longer, with data of its own). Untrusted
+    /// driver data: a block whose header length is smaller than the fields its flags announce,
+    /// or that runs past the buffer, ends the parse and counts as malformed, as does a header with
+    /// neither PTS nor SCR.
     static func parse(_ bytes: UnsafeRawBufferPointer) -> (blocks: [UVCMetadataBlock], malformed: Int) {
         var blocks: [UVCMetadataBlock] = []
         var malformed = 0
@@ -77,8 +80,8 @@ struct UVCMetadataBlock: Sendable, Hashable {
             guard bytes.count - offset >= fixedBytes + 2 else { return (blocks, malformed + 1) }
             let length = Int(bytes[offset + 10])
             let flags = bytes[offset + 11]
-            let needed = 2 + (flags & ptsFlag != 0 ? 4 : 0) + (flags & scrFlag != 0 ? 6 : 0)
-            guard length >= needed, bytes.count - offset >= fixedBytes + length else {
+            let standard = 2 + (flags & ptsFlag != 0 ? 4 : 0) + (flags & scrFlag != 0 ? 6 : 0)
+            guard length >= standard, bytes.count - offset >= fixedBytes + standard else {
                 return (blocks, malformed + 1)
             }
             func read32(_ at: Int) -> UInt32 {
@@ -98,7 +101,7 @@ struct UVCMetadataBlock: Sendable, Hashable {
                 block.deviceSOF = read16(field + 4) & 0x7FF
             }
             if block.pts == nil && block.stc == nil { malformed += 1 } else { blocks.append(block) }
-            offset += fixedBytes + length
+            offset += fixedBytes + standard
         }
         return (blocks, malformed)
     }
