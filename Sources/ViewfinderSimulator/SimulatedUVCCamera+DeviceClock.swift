@@ -78,7 +78,8 @@ extension SimulatedUVCCamera {
         case noTimestamps
         /// The first header's length (3) is smaller than the PTS and SCR its flags announce.
         case inconsistentHeader
-        /// The buffer comes back with `V4L2_BUF_FLAG_ERROR`.
+        /// The buffer comes back with `V4L2_BUF_FLAG_ERROR`, as uvcvideo flags a metadata buffer
+        /// that filled up (its blocks are whole).
         case errorFlag
     }
 

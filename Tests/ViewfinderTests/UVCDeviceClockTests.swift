@@ -195,7 +195,9 @@ struct UVCDeviceClockTests {
         let status = backend.deviceClockStatus
         #expect(frames[0].map(\.sequenceNumber) == Array(0..<120), "every frame delivered")
         #expect(status.malformedMetadata == 60, "\(status)")
-        #expect(status.framesOnDriverClock >= 60, "no PTS for the faulty frames: the driver's timestamps")
+        // Only the error-flagged buffers (a full buffer: its blocks are whole) carry samples: the
+        // fit is stable late, and the other faulty frames have no PTS: the driver's timestamps.
+        #expect(status.framesOnDriverClock >= 55, "\(status)")
         #expect(status.state == .deviceClock, "good metadata afterwards is used: \(status)")
         #expect(status.framesOnDeviceClock >= 40)
         let late = frames[0].suffix(20).map { $0.presentationTime.seconds - truth($0.sequenceNumber, start: start) }

@@ -38,9 +38,9 @@ package struct DeviceClockStatus: Sendable, Hashable {
     /// Frames stamped with the driver's timestamp while metadata was streaming (fit not stable, no
     /// PTS for the frame, or a mapped time too far from the driver's).
     package var framesOnDriverClock = 0
-    /// Metadata buffers that were malformed (flagged as errors, shorter than a header block, a
-    /// header length that does not fit, headers with neither PTS nor SCR): what they held that
-    /// was well-formed is used, the rest ignored.
+    /// Metadata buffers that were malformed or incomplete (shorter than a header block, a header
+    /// length smaller than its fields, headers with neither PTS nor SCR, flagged as errors: uvcvideo
+    /// flags a buffer that filled up): the whole blocks before the fault are used, the rest ignored.
     package var malformedMetadata = 0
     /// The fit's slope: host nanoseconds per device clock tick (`1e9 / frequency`), once stable.
     package var nanosecondsPerTick: Double?
@@ -346,20 +346,20 @@ final class UVCMetadataStream: @unchecked Sendable {
                 continue
             }
             let used = min(Int(buffer.bytesused), mappings[index].length)
-            if buffer.flags & VF_V4L2_BUF_FLAG_ERROR == 0 {
-                let (blocks, malformed) = UVCMetadataBlock.parse(
-                    UnsafeRawBufferPointer(start: mappings[index].address, count: used))
-                var framePTS: UInt32?
-                for block in blocks {
-                    if let stc = block.stc { fit.add(stc: stc, host: block.hostNanoseconds) }
-                    if framePTS == nil { framePTS = block.pts }
-                }
-                if let framePTS {
-                    pts.append((buffer.sequence, framePTS))
-                    if pts.count > mappings.count { pts.removeFirst(pts.count - mappings.count) }
-                }
-                if malformed > 0 || blocks.isEmpty { status.withLock { $0.malformedMetadata += 1 } }
-            } else {
+            // uvcvideo flags a metadata buffer that filled up (headers dropped after the last one
+            // that fit): the blocks it holds are whole, so they are read, and the buffer counted.
+            let (blocks, malformed) = UVCMetadataBlock.parse(
+                UnsafeRawBufferPointer(start: mappings[index].address, count: used))
+            var framePTS: UInt32?
+            for block in blocks {
+                if let stc = block.stc { fit.add(stc: stc, host: block.hostNanoseconds) }
+                if framePTS == nil { framePTS = block.pts }
+            }
+            if let framePTS {
+                pts.append((buffer.sequence, framePTS))
+                if pts.count > mappings.count { pts.removeFirst(pts.count - mappings.count) }
+            }
+            if malformed > 0 || blocks.isEmpty || buffer.flags & VF_V4L2_BUF_FLAG_ERROR != 0 {
                 status.withLock { $0.malformedMetadata += 1 }
             }
             var again = Self.makeBuffer(UInt32(index))
