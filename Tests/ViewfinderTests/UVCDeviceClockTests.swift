@@ -264,4 +264,44 @@ struct UVCDeviceClockTests {
         #expect(fit.resets == 1)
         #expect(fit.hostTime(ofPTS: 0) == nil)
     }
+
+    @Test("in a multi-cam session: two device-clock cameras' sample buffers pair within 1 ms, driver jitter or not")
+    func multiCamSessionPairsOnDeviceClocks() throws {
+        let base = ManualClock()
+        let start = base.now()
+        let skew = MediaTime(value: 5, timescale: 1000)
+        let bus = SimulatedV4L2Bus()
+        var cameras: [SimulatedUVCCamera] = []
+        for (index, offset) in [MediaTime.zero, skew].enumerated() {
+            let camera = try SimulatedUVCCamera(
+                configuration: .init(
+                    listing: SimulatedUVCCamera.c920Listing, card: "Cam \(index)",
+                    clock: OffsetClock(base: base, offset: offset), serialNumber: "UVC\(index)",
+                    deviceClock: Self.jitteryClock(start: start + offset, seed: UInt64(index + 3))))
+            bus.plug(camera, port: .init(bus: index + 1, port: "1"))
+            cameras.append(camera)
+        }
+        let rig = MultiCameraRig(bus: bus, cameras: cameras, clock: base)
+        for index in 0..<2 { try rig.choose(index, .yuyv, 640, 480) }
+        let collector = NotificationCollector([CaptureSession.runtimeErrorNotification])
+        let (session, _, delegates) = try MultiCamSessionTests.wire(rig, collector: collector)
+        session.startRunning()
+        defer { session.stopRunning() }
+        #expect(session.isRunning)
+        for _ in 0..<60 {
+            base.advance(by: thirtyFPS)
+            for delegate in delegates { #expect(delegate.waitForMoreFrames()) }
+        }
+        for index in 0..<2 { #expect(try rig.device(index).isUsingDeviceClock) }
+        let pairer = FramePairer<UInt64>(streamCount: 2, frameDuration: thirtyFPS)
+        var tuples: [FramePairer<UInt64>.Tuple] = []
+        // From the second second: both fits are stable.
+        for (stream, delegate) in delegates.enumerated() {
+            for frame in delegate.frames where frame.sequenceNumber >= 30 {
+                tuples += pairer.add(frame.sequenceNumber, at: frame.presentationTime, stream: stream)
+            }
+        }
+        #expect(tuples.count >= 25)
+        #expect(tuples.allSatisfy { abs($0.skew.seconds - 0.005) < 0.001 }, "\(tuples.map(\.skew.seconds))")
+    }
 }
