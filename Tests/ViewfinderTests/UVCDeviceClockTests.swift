@@ -195,9 +195,10 @@ struct UVCDeviceClockTests {
         let status = backend.deviceClockStatus
         #expect(frames[0].map(\.sequenceNumber) == Array(0..<120), "every frame delivered")
         #expect(status.malformedMetadata == 60, "\(status)")
-        // Only the error-flagged buffers (a full buffer: its blocks are whole) carry samples: the
-        // fit is stable late, and the other faulty frames have no PTS: the driver's timestamps.
-        #expect(status.framesOnDriverClock >= 55, "\(status)")
+        // Error-flagged buffers (whole blocks) and those whose first header is inconsistent (the
+        // second is fine) still carry samples; short buffers and headers without timestamps do
+        // not: those frames keep the driver's timestamps.
+        #expect(status.framesOnDriverClock >= 40, "\(status)")
         #expect(status.state == .deviceClock, "good metadata afterwards is used: \(status)")
         #expect(status.framesOnDeviceClock >= 40)
         let late = frames[0].suffix(20).map { $0.presentationTime.seconds - truth($0.sequenceNumber, start: start) }

@@ -69,9 +69,9 @@ struct UVCMetadataBlock: Sendable, Hashable {
     /// Reads the blocks of one metadata buffer. For `V4L2_META_FMT_UVC` uvcvideo copies only the
     /// header's standard part: 2 bytes, 4 more with a PTS, 6 more with an SCR, whatever its
     /// `bHeaderLength` says (a camera's header may be longer, with data of its own). Untrusted
-    /// driver data: a block whose header length is smaller than the fields its flags announce,
-    /// or that runs past the buffer, ends the parse and counts as malformed, as does a header with
-    /// neither PTS nor SCR.
+    /// driver data: a block whose header length is smaller than the fields its flags announce is
+    /// skipped, one that runs past the buffer ends the parse, and both count as malformed, as does
+    /// a header with neither PTS nor SCR.
     static func parse(_ bytes: UnsafeRawBufferPointer) -> (blocks: [UVCMetadataBlock], malformed: Int) {
         var blocks: [UVCMetadataBlock] = []
         var malformed = 0
@@ -81,8 +81,13 @@ struct UVCMetadataBlock: Sendable, Hashable {
             let length = Int(bytes[offset + 10])
             let flags = bytes[offset + 11]
             let standard = 2 + (flags & ptsFlag != 0 ? 4 : 0) + (flags & scrFlag != 0 ? 6 : 0)
-            guard length >= standard, bytes.count - offset >= fixedBytes + standard else {
-                return (blocks, malformed + 1)
+            guard bytes.count - offset >= fixedBytes + standard else { return (blocks, malformed + 1) }
+            guard length >= standard else {
+                // The fields overran the camera's header: not to be believed; the next block
+                // still starts where uvcvideo put it.
+                malformed += 1
+                offset += fixedBytes + standard
+                continue
             }
             func read32(_ at: Int) -> UInt32 {
                 (0..<4).reduce(UInt32(0)) { $0 | UInt32(bytes[at + $1]) << (8 * $1) }
