@@ -13,7 +13,8 @@
 #   portal's D-Bus client), python3-dbus python3-gi (the portal tests' mock portal on a private bus),
 #   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good (the latency benchmark's
 #   GStreamer peer: gst-launch-1.0, tcpserversink, multipartdemux/multipartmux, capssetter),
-#   gstreamer1.0-pipewire (pipewiresrc: the virtual camera output's tests consume its node with it).
+#   gstreamer1.0-pipewire (pipewiresrc: consumes the virtual camera output's node in its tests, and
+#   is the pipewire/ benchmark's GStreamer peer).
 # Runs apt-get as root, or through sudo when not root. Does nothing when all are present.
 set -euo pipefail
 

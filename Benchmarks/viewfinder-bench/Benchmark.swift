@@ -2,7 +2,7 @@ import Foundation
 
 /// One row of the report (and one object of the JSON array). Optional figures are left out of
 /// the JSON when they do not apply.
-struct BenchmarkResult: Encodable {
+struct BenchmarkResult: Codable {
     var name: String
     var group: String
     var width: Int
@@ -81,6 +81,8 @@ struct BenchmarkResult: Encodable {
     var dropReports: Int?
     /// Frames the allocation figure is over.
     var frames: Int?
+    /// Cameras read at once (capacity benchmarks).
+    var cameras: Int?
     var note: String?
 }
 
@@ -144,6 +146,8 @@ enum BenchmarkRegistry {
         PhotoBenchmarks.cases(settings:),
         MJPEGBenchmarks.cases(settings:),
         LatencyBenchmarks.cases(settings:),
+        PipeWireBenchmarks.cases(settings:),
+        CapacityBenchmarks.cases(settings:),
     ]
 
     static func all(settings: MeasureSettings) -> [BenchmarkCase] {

@@ -204,6 +204,56 @@ struct ReportTable: Sendable {
             ("note", false, { $0.note ?? "" }),
         ])
 
+    /// Capacity: one line per size and camera count with every contender side by side (frames per
+    /// second per camera, CPU-ms per frame, CPU/wall, frames dropped), then the headline line.
+    static let capacity = ReportTable(
+        group: "capacity",
+        columns: [
+            "cameras", "size", "Viewfinder fps/camera", "CPU-ms/frame", "CPU/wall", "dropped", "GStreamer fps/camera",
+            "CPU-ms/frame", "CPU/wall", "dropped", "FFmpeg fps/camera", "CPU-ms/frame", "CPU/wall", "dropped",
+        ].enumerated().map { index, header in (header, index >= 2, { _ in "" }) },
+        pivot: { results in
+            var lines: [[String]] = []
+            var keys: [String] = []
+            for result in results {
+                let key = result.name.split(separator: "/").dropLast().joined(separator: "/")
+                if !keys.contains(key) { keys.append(key) }
+            }
+            for key in keys {
+                let rows = results.filter { $0.name.split(separator: "/").dropLast().joined(separator: "/") == key }
+                if let summary = rows.first(where: { $0.engine == "summary" }) {
+                    lines.append(
+                        ["**carries**", "\(summary.width)x\(summary.height)", summary.note ?? ""]
+                            + Array(repeating: "", count: 11))
+                    continue
+                }
+                guard let first = rows.first else { continue }
+                var line = ["\(first.cameras ?? 0)", "\(first.width)x\(first.height)"]
+                for engine in ["viewfinder", "gstreamer", "ffmpeg"] {
+                    guard let row = rows.first(where: { $0.engine == engine }), row.frames != nil else {
+                        line += ["–", "–", "–", "–"]
+                        continue
+                    }
+                    line += [
+                        format(row.fpsMedian), format(row.cpuMsPerFrame, 2), format(row.cpuPerWall, 2),
+                        format(row.dropped),
+                    ]
+                }
+                lines.append(line)
+            }
+            return lines
+        })
+
+    static let capacityRecording = ReportTable(
+        group: "capacity-recording",
+        columns: [
+            ("two cameras recorded at once", false, { String($0.name.split(separator: "/").last ?? "") }),
+            ("size", false, { "\($0.width)x\($0.height)" }), ("codec", false, { $0.pixelFormat ?? "–" }),
+            ("recorded fps (slower, median)", true, { "\(format($0.fpsMin)), \(format($0.fpsMedian))" }),
+            ("CPU-ms/frame", true, { format($0.cpuMsPerFrame, 2) }), ("CPU/wall", true, { format($0.cpuPerWall, 2) }),
+            ("dropped", true, { format($0.dropped) }), ("note", false, { $0.note ?? "" }),
+        ])
+
     static let generic = ReportTable(
         group: "",
         columns: [
@@ -214,7 +264,9 @@ struct ReportTable: Sendable {
         ])
 
     /// The tables, in print order. Add one here for a new group.
-    static let all: [ReportTable] = [conversion, pipeline, paced, processor, mjpeg, recording, photo]
+    static let all: [ReportTable] = [
+        conversion, pipeline, paced, processor, mjpeg, recording, photo, pipewire, capacity, capacityRecording,
+    ]
 
     /// Every result, one table per group (in ``all``'s order, then the others' in the generic table).
     static func markdown(_ results: [BenchmarkResult]) -> String {

@@ -98,6 +98,12 @@ func main() -> Int32 {
     if CommandLine.arguments.dropFirst().first == "capture" {
         return CaptureCommand.main(Array(CommandLine.arguments.dropFirst(2)))
     }
+    if CommandLine.arguments.dropFirst().first == "pipewire-produce" {
+        return PipeWireProduceCommand.main(Array(CommandLine.arguments.dropFirst(2)))
+    }
+    if CommandLine.arguments.dropFirst().first == "capacity-worker" {
+        return CapacityWorker.main(Array(CommandLine.arguments.dropFirst(2)))
+    }
     let arguments: Arguments
     switch parseArguments(Array(CommandLine.arguments.dropFirst())) {
     case .success(let parsed): arguments = parsed

@@ -9,4 +9,8 @@
 struct pw_thread_loop *vf_pw_connection_thread_loop(vf_pw_connection *connection);
 struct pw_core *vf_pw_connection_core(vf_pw_connection *connection);
 
+/// A VF_PW_FORMAT_* from an SPA_VIDEO_FORMAT_* (VF_PW_FORMAT_UNKNOWN for others), and back.
+uint32_t vf_pw_from_spa_format(uint32_t spa_format);
+uint32_t vf_pw_to_spa_format(uint32_t format);
+
 #endif

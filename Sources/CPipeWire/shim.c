@@ -32,7 +32,7 @@ const char *vf_pw_library_version(void) {
 
 // MARK: - Formats
 
-static uint32_t vf_pw_from_spa_format(uint32_t id) {
+uint32_t vf_pw_from_spa_format(uint32_t id) {
     switch (id) {
     case SPA_VIDEO_FORMAT_YUY2: return VF_PW_FORMAT_YUY2;
     case SPA_VIDEO_FORMAT_NV12: return VF_PW_FORMAT_NV12;
@@ -44,7 +44,7 @@ static uint32_t vf_pw_from_spa_format(uint32_t id) {
     }
 }
 
-static uint32_t vf_pw_to_spa_format(uint32_t format) {
+uint32_t vf_pw_to_spa_format(uint32_t format) {
     switch (format) {
     case VF_PW_FORMAT_YUY2: return SPA_VIDEO_FORMAT_YUY2;
     case VF_PW_FORMAT_NV12: return SPA_VIDEO_FORMAT_NV12;
@@ -371,6 +371,8 @@ static void on_node_info(void *data, const struct pw_node_info *info) {
     vf_copy(d->details->object_path, sizeof d->details->object_path, props, PW_KEY_OBJECT_PATH);
     vf_copy(d->details->v4l2_path, sizeof d->details->v4l2_path, props, "api.v4l2.path");
     vf_copy(d->details->bus_path, sizeof d->details->bus_path, props, PW_KEY_DEVICE_BUS_PATH);
+    vf_copy(d->details->v4l2_bus_info, sizeof d->details->v4l2_bus_info, props, "api.v4l2.cap.bus_info");
+    vf_copy(d->details->v4l2_card, sizeof d->details->v4l2_card, props, "api.v4l2.cap.card");
     vf_copy(d->details->device_api, sizeof d->details->device_api, props, PW_KEY_DEVICE_API);
     const char *serial = props ? spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL) : NULL;
     d->details->serial = serial ? (uint32_t)strtoul(serial, NULL, 10) : 0;

@@ -38,30 +38,6 @@ static int64_t vcam_now_ns(void) {
     return (int64_t)now.tv_sec * SPA_NSEC_PER_SEC + now.tv_nsec;
 }
 
-static uint32_t vcam_spa_format(uint32_t format) {
-    switch (format) {
-    case VF_PW_FORMAT_YUY2: return SPA_VIDEO_FORMAT_YUY2;
-    case VF_PW_FORMAT_NV12: return SPA_VIDEO_FORMAT_NV12;
-    case VF_PW_FORMAT_I420: return SPA_VIDEO_FORMAT_I420;
-    case VF_PW_FORMAT_BGRX: return SPA_VIDEO_FORMAT_BGRx;
-    case VF_PW_FORMAT_RGBX: return SPA_VIDEO_FORMAT_RGBx;
-    case VF_PW_FORMAT_BGRA: return SPA_VIDEO_FORMAT_BGRA;
-    default: return SPA_VIDEO_FORMAT_UNKNOWN;
-    }
-}
-
-static uint32_t vcam_layout(uint32_t spa_format) {
-    switch (spa_format) {
-    case SPA_VIDEO_FORMAT_YUY2: return VF_PW_FORMAT_YUY2;
-    case SPA_VIDEO_FORMAT_NV12: return VF_PW_FORMAT_NV12;
-    case SPA_VIDEO_FORMAT_I420: return VF_PW_FORMAT_I420;
-    case SPA_VIDEO_FORMAT_BGRx: return VF_PW_FORMAT_BGRX;
-    case SPA_VIDEO_FORMAT_RGBx: return VF_PW_FORMAT_RGBX;
-    case SPA_VIDEO_FORMAT_BGRA: return VF_PW_FORMAT_BGRA;
-    default: return VF_PW_FORMAT_UNKNOWN;
-    }
-}
-
 /// Packed rows (the first plane's stride) and the whole frame's size of a raw layout.
 static void vcam_geometry(uint32_t layout, uint32_t w, uint32_t h, int32_t *stride, uint32_t *size) {
     switch (layout) {
@@ -78,7 +54,7 @@ static int vcam_build_formats(
     int n = 0;
     for (int i = 0; i < count && n < VF_VCAM_MAX_FORMATS; i++) {
         const vf_pw_format *f = &formats[i];
-        uint32_t id = vcam_spa_format(f->video_format);
+        uint32_t id = vf_pw_to_spa_format(f->video_format);
         if (f->codec != VF_PW_CODEC_RAW || id == SPA_VIDEO_FORMAT_UNKNOWN) continue;
         struct spa_rectangle size = SPA_RECTANGLE(f->width, f->height);
         struct spa_fraction rate = SPA_FRACTION(30, 1);
@@ -113,7 +89,7 @@ static void on_vcam_param_changed(void *data, uint32_t id, const struct spa_pod 
     }
     struct spa_video_info_raw info;
     spa_zero(info);
-    if (spa_format_video_raw_parse(param, &info) < 0 || vcam_layout(info.format) == VF_PW_FORMAT_UNKNOWN) {
+    if (spa_format_video_raw_parse(param, &info) < 0 || vf_pw_from_spa_format(info.format) == VF_PW_FORMAT_UNKNOWN) {
         v->status.has_format = 0;
         pw_stream_set_error(v->stream, -EINVAL, "unsupported format");
         return;
@@ -121,7 +97,7 @@ static void on_vcam_param_changed(void *data, uint32_t id, const struct spa_pod 
     vf_pw_format f;
     memset(&f, 0, sizeof f);
     f.codec = VF_PW_CODEC_RAW;
-    f.video_format = vcam_layout(info.format);
+    f.video_format = vf_pw_from_spa_format(info.format);
     f.width = info.size.width;
     f.height = info.size.height;
     f.rate_count = 1;

@@ -8,11 +8,14 @@ DBUS_SESSION_BUS_ADDRESS. It decides as xdg-desktop-portal's camera.c does: a st
 (Response 0) and a stored "no" refuses (Response 1) without asking; with nothing stored the
 "dialog" answers --answer and the answer is stored. OpenPipeWireRemote succeeds only for a stored
 "yes" and returns one end of a socket pair whose other end has written MARKER, so the test can
-tell the fd it got is the one sent. Prints "ready" once it owns both names, and
+tell the fd it got is the one sent; with --pipewire-socket PATH it returns instead a socket
+connected to the PipeWire daemon listening at PATH (as xdg-desktop-portal hands out a connection
+to the session's daemon), so frames can flow through it. Prints "ready" once it owns both names, and
 "request <path>" for every Request it exports.
 
 Usage: camera_portal_mock.py --app APP_ID [--answer grant|deny] [--stored yes|no]
                              [--lockdown] [--no-camera-interface] [--no-store]
+                             [--pipewire-socket PATH]
 """
 import argparse
 import socket
@@ -92,9 +95,14 @@ class Portal(dbus.service.Object):
             raise NotAllowed("Camera access disabled")
         if self.permissions.get(self.options.app, [None])[0] != "yes":
             raise NotAllowed("Permission denied")
-        ours, theirs = socket.socketpair()
-        ours.sendall(MARKER)
-        self.kept.append(ours)
+        if self.options.pipewire_socket:
+            theirs = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            theirs.connect(self.options.pipewire_socket)
+        else:
+            ours, theirs = socket.socketpair()
+            ours.sendall(MARKER)
+            self.kept.append(ours)
+        # UnixFd duplicates the descriptor: ours is closed, the D-Bus message carries the copy.
         fd = dbus.types.UnixFd(theirs.fileno())
         theirs.close()
         return fd
@@ -130,6 +138,7 @@ def main():
     parser.add_argument("--lockdown", action="store_true")
     parser.add_argument("--no-camera-interface", action="store_true")
     parser.add_argument("--no-store", action="store_true")
+    parser.add_argument("--pipewire-socket")
     options = parser.parse_args()
 
     dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)

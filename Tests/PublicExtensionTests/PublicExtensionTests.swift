@@ -17,8 +17,7 @@ private final class LogCollector: FrameLogDelegate, @unchecked Sendable {
 
 /// A camera of another kind: it hands `frameCount` numbered gray frames to the session from a
 /// thread of its own, as fast as the session takes them.
-private final class CountingBackend: DeviceBackend, @unchecked Sendable {
-    // unchecked: `thread` is written in start/stop, which the owning CaptureDevice serialises.
+private final class CountingBackend: DeviceBackend, Sendable {
     let uniqueID = "public-extension:counting"
     var localizedName: String { "Counting Camera" }
     var modelID: String { "counting" }
@@ -29,9 +28,7 @@ private final class CountingBackend: DeviceBackend, @unchecked Sendable {
     ]
     var isConnected: Bool { true }
     let frameCount: Int
-    let finished = DispatchSemaphore(value: 0)
-    private var thread: Thread?
-    private let stop = StopFlag()
+    let producer = ProducerThread()
 
     init(frameCount: Int) { self.frameCount = frameCount }
 
@@ -41,45 +38,55 @@ private final class CountingBackend: DeviceBackend, @unchecked Sendable {
         try checkCanStream(format)
         // A buffer per frame: the camera never has to wait for the session to give one back.
         let pool = try PixelBufferPool(pixelFormat: .bgra, width: 32, height: 24, capacity: frameCount + 1)
-        stop.value.store(false, ordering: .relaxed)
-        let total = frameCount
-        let thread = Thread { [stop, finished] in
-            var number: UInt64 = 0
-            while Int(number) < total, !stop.value.load(ordering: .relaxed) {
-                guard let buffer = pool.makePixelBuffer() else { break }
-                let time = frameDuration * Int64(number)
-                sink.deviceDidCapture(
-                    CapturedSample(
-                        buffer: buffer, presentationTime: time, duration: frameDuration, sequenceNumber: number,
-                        hostArrivalTime: time))
-                number += 1
+        producer.start(count: frameCount) { number in
+            guard let buffer = pool.makePixelBuffer() else { return false }
+            let time = frameDuration * Int64(number)
+            sink.deviceDidCapture(
+                CapturedSample(
+                    buffer: buffer, presentationTime: time, duration: frameDuration, sequenceNumber: UInt64(number),
+                    hostArrivalTime: time))
+            return true
+        }
+        return frameDuration
+    }
+
+    func stopStreaming() { producer.stop() }
+}
+
+/// Runs a backend's producing loop on a thread of its own: `count` turns at most, until a turn
+/// says to stop or `stop()` is called; `finished` is signalled when the loop ends.
+private final class ProducerThread: @unchecked Sendable {
+    // unchecked: `thread` is written in start/stop, which the owning CaptureDevice serialises.
+    let finished = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+    private var thread: Thread?
+
+    func start(count: Int, turn: @escaping @Sendable (Int) -> Bool) {
+        stopping.store(false, ordering: .relaxed)
+        let thread = Thread { [self] in
+            for number in 0..<count where !stopping.load(ordering: .relaxed) {
+                if !turn(number) { break }
             }
             finished.signal()
         }
         self.thread = thread
         thread.start()
-        return frameDuration
     }
 
-    func stopStreaming() {
-        stop.value.store(true, ordering: .relaxed)
+    func stop() {
+        stopping.store(true, ordering: .relaxed)
         thread = nil
     }
 }
 
-/// Tells the counting camera's thread to stop.
-private final class StopFlag: Sendable {
-    let value = Atomic<Bool>(false)
-}
-
-/// Lists the counting camera only on a thread that asked for it, so the process's other tests
-/// never see it.
-private struct CountingProvider: DeviceProvider {
-    static let key = "PublicExtensionTests.listing"
-    let backend: CountingBackend
+/// Lists `backend` only on a thread that set `key` in its thread dictionary, so the process's
+/// other tests never see it.
+private struct ThreadListedProvider: DeviceProvider {
+    let key: String
+    let backend: any DeviceBackend
     var sortOrder: Int { Int.max }
     func discoverBackends() -> [any DeviceBackend] {
-        Thread.current.threadDictionary[Self.key] == nil ? [] : [backend]
+        Thread.current.threadDictionary[key] == nil ? [] : [backend]
     }
 }
 
@@ -119,9 +126,10 @@ struct PublicExtensionTests {
     @Test("a backend of another kind, registered through its provider, streams into a session")
     func registeredBackend() throws {
         let backend = CountingBackend(frameCount: 12)
-        CaptureDevice.registerProvider(CountingProvider(backend: backend))
-        Thread.current.threadDictionary[CountingProvider.key] = true
-        defer { Thread.current.threadDictionary[CountingProvider.key] = nil }
+        let key = "PublicExtensionTests.listing"
+        CaptureDevice.registerProvider(ThreadListedProvider(key: key, backend: backend))
+        Thread.current.threadDictionary[key] = true
+        defer { Thread.current.threadDictionary[key] = nil }
         let device = try #require(CaptureDevice.device(withUniqueID: backend.uniqueID))
         #expect(device.localizedName == "Counting Camera")
         #expect(CaptureDevice.devices(for: .video).last === device, "the highest sort order comes last")
@@ -134,7 +142,7 @@ struct PublicExtensionTests {
         output.setDelegate(collector, queue: queue)
         try session.tryAddOutput(output)
         session.startRunning()
-        #expect(backend.finished.wait(timeout: .now() + 20) == .success)
+        #expect(backend.producer.finished.wait(timeout: .now() + 20) == .success)
         #expect(output.waitUntilDelivered(timeout: 20))
         session.stopRunning()
         let stats = output.statistics
@@ -143,5 +151,136 @@ struct PublicExtensionTests {
         #expect(stats.delivered + stats.dropped + stats.rateGated == stats.captured)
         #expect(entries.count == stats.delivered)
         #expect(entries.first.map { ($0.width, $0.height) } ?? (0, 0) == (32, 24))
+    }
+}
+
+/// A microphone of another kind: it hands `chunkCount` chunks of 480 mono 16-bit frames to the
+/// session from a thread of its own, each sample holding its own stream position (mod 2^15).
+private final class RampMicrophoneBackend: DeviceBackend, Sendable {
+    static let format = AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .int16)
+    static let framesPerChunk = 480
+    let uniqueID = "public-extension:ramp-microphone"
+    var localizedName: String { "Ramp Microphone" }
+    var modelID: String { "ramp" }
+    var manufacturer: String { "PublicExtensionTests" }
+    var deviceType: CaptureDevice.DeviceType { .microphone }
+    var mediaTypes: [MediaType] { [.audio] }
+    let formats = [CaptureDevice.Format(audioFormat: RampMicrophoneBackend.format)]
+    var isConnected: Bool { true }
+    let chunkCount: Int
+    let producer = ProducerThread()
+
+    init(chunkCount: Int) { self.chunkCount = chunkCount }
+
+    func startStreaming(
+        format: CaptureDevice.Format, frameDuration: MediaTime, sink: any DeviceStreamSink
+    ) throws(CaptureError) -> MediaTime {
+        try checkCanStream(format)
+        guard format.audioFormat == Self.format else {
+            throw CaptureError(.unsupportedFormat, "the ramp microphone captures \(Self.format) only")
+        }
+        let frames = Self.framesPerChunk
+        producer.start(count: chunkCount) { chunk in
+            let first = chunk * frames
+            let samples = (0..<frames).map { Int16(truncatingIfNeeded: (first + $0) & 0x7FFF) }
+            let time = Self.format.duration(ofFrames: first)
+            let sample = samples.withUnsafeBytes { bytes in
+                try? CapturedSample(
+                    audio: bytes, format: Self.format, presentationTime: time, sampleIndex: UInt64(first),
+                    sequenceNumber: UInt64(chunk), hostArrivalTime: time)
+            }
+            guard let sample else { return false }
+            sink.deviceDidCapture(sample)
+            return true
+        }
+        return Self.format.duration(ofFrames: frames)
+    }
+
+    func stopStreaming() { producer.stop() }
+}
+
+/// Keeps every delivered buffer's samples, on its queue.
+private final class SampleCollector: CaptureAudioDataOutputSampleBufferDelegate, @unchecked Sendable {
+    // unchecked: written on the output's one callback queue, read after waiting for it.
+    var samples: [Int16] = []
+    var buffers = 0
+    var dropped = 0
+    private let changed = NSCondition()
+
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
+        _ = sampleBuffer.withAudioSamples(as: Int16.self) { samples.append(contentsOf: $0) }
+        changed.withLock { buffers += 1 }
+        changed.broadcast()
+    }
+
+    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
+    {
+        changed.withLock { dropped += sampleBuffer.droppedFrameCount }
+        changed.broadcast()
+    }
+
+    /// Waits until `count` buffers were delivered or reported dropped; `false` at the deadline.
+    func waitForAccounted(_ count: Int, timeout: Double) -> Bool {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        return changed.withLock {
+            while buffers + dropped < count { if !changed.wait(until: deadline) { return false } }
+            return true
+        }
+    }
+}
+
+@Suite("A microphone backend without @testable")
+struct PublicMicrophoneExtensionTests {
+    @Test("a microphone of another kind, registered through its provider, delivers every sample in order")
+    func registeredMicrophone() throws {
+        let backend = RampMicrophoneBackend(chunkCount: 20)
+        let key = "PublicExtensionTests.microphone"
+        CaptureDevice.registerProvider(ThreadListedProvider(key: key, backend: backend))
+        Thread.current.threadDictionary[key] = true
+        defer { Thread.current.threadDictionary[key] = nil }
+        let device = try #require(CaptureDevice.device(withUniqueID: backend.uniqueID))
+        #expect(device.hasMediaType(.audio))
+        #expect(CaptureDevice.devices(for: .audio).contains { $0 === device })
+
+        let session = CaptureSession()
+        try session.tryAddInput(try CaptureDeviceInput(device: device))
+        let output = CaptureAudioDataOutput()
+        let collector = SampleCollector()
+        let queue = DispatchQueue(label: "ramp")
+        output.setSampleBufferDelegate(collector, queue: queue)
+        try session.tryAddOutput(output)
+        session.startRunning()
+        #expect(session.isRunning)
+        #expect(backend.producer.finished.wait(timeout: .now() + 20) == .success)
+        #expect(collector.waitForAccounted(20, timeout: 20), "every chunk delivered or reported dropped")
+        session.stopRunning()
+        let stats = output.statistics
+        let (samples, buffers, dropped) = queue.sync { (collector.samples, collector.buffers, collector.dropped) }
+        #expect(stats.captured == 20)
+        #expect(stats.delivered + stats.dropped + stats.rateGated == stats.captured)
+        #expect(buffers == stats.delivered)
+        #expect(dropped == stats.dropped)
+        #expect(samples.count == buffers * RampMicrophoneBackend.framesPerChunk)
+        // The delivered buffers are whole chunks in order: each sample is its stream position.
+        let first = Int(samples.first ?? 0)
+        #expect(first % RampMicrophoneBackend.framesPerChunk == 0)
+        if stats.dropped == 0 {
+            #expect(samples.enumerated().allSatisfy { Int($0.element) == (first + $0.offset) & 0x7FFF })
+        }
+    }
+
+    @Test("an audio sample of bytes that are not whole frames is refused with a typed error")
+    func partialFrameRefused() {
+        let stereo = AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .float32)
+        let bytes = [UInt8](repeating: 0, count: 12)
+        #expect {
+            try bytes.withUnsafeBytes {
+                _ = try CapturedSample(
+                    audio: $0, format: stereo, presentationTime: .zero, sampleIndex: 0, sequenceNumber: 0,
+                    hostArrivalTime: .zero)
+            }
+        } throws: { ($0 as? CaptureError)?.code == .invalidArgument }
     }
 }

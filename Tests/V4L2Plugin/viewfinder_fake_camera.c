@@ -81,6 +81,7 @@ struct model {
     char card[32], driver[16], bus[32];
     int metadata;  // a UVC metadata node: not a capture device
     int paced;
+    char stats[256];  // a file the stream's counters are written to (empty: none)
     struct format *formats;
     int format_count;
     struct control *controls;
@@ -130,6 +131,9 @@ struct camera {
     uint32_t sequence;
     struct timespec due;
     int last_was_eagain;
+    // The "stats" file: frames delivered and lost since STREAMON, rewritten after every frame.
+    int stats_fd;
+    uint64_t delivered, lost;
 };
 
 // MARK: Parsing
@@ -264,6 +268,8 @@ static int parse_model(struct model *m, void *map, size_t length) {
             m->metadata = 1;
         } else if (!strcmp(word, "paced")) {
             m->paced = atoi(rest_after(line, 1));
+        } else if (!strcmp(word, "stats")) {
+            copy_text(m->stats, sizeof m->stats, rest_after(line, 1));
         } else if (!strcmp(word, "format")) {
             char code[8];
             unsigned flags;
@@ -603,6 +609,19 @@ static void wait_until(struct camera *c, const struct timespec *deadline) {
     pthread_cond_timedwait(&c->changed, &c->lock, deadline);
 }
 
+// Rewrites the stats file (when the camera has one): one fixed-width line, "delivered lost
+// sequence", so a reader sees the latest counters at offset 0 (read it twice: a read racing the
+// write may see a mix).
+static void write_stats(struct camera *c) {
+    if (c->stats_fd < 0) return;
+    char line[64];
+    int length = snprintf(line, sizeof line, "%020llu %020llu %020llu\n", (unsigned long long)c->delivered,
+                          (unsigned long long)c->lost, (unsigned long long)c->sequence);
+    if (length > 0 && pwrite(c->stats_fd, line, (size_t)length, 0) < 0) {
+        // Counters are for benchmarks; a failed write only leaves the previous line.
+    }
+}
+
 static int dequeue(struct camera *c, struct v4l2_buffer *b) {
     if (!c->streaming) {
         errno = EINVAL;
@@ -656,6 +675,7 @@ static int dequeue(struct camera *c, struct v4l2_buffer *b) {
             if (interval > 0 && late >= interval) {
                 int64_t missed = late / interval;
                 c->sequence += (uint32_t)missed;
+                c->lost += (uint64_t)missed;
                 c->due = from_nanoseconds(nanoseconds(&c->due) + missed * interval);
             }
         }
@@ -691,6 +711,8 @@ static int dequeue(struct camera *c, struct v4l2_buffer *b) {
         uint32_t type = b->type;
         *b = c->done[index];
         b->type = type;
+        c->delivered++;
+        write_stats(c);
         return 0;
     }
 }
@@ -853,6 +875,11 @@ static int handle(struct camera *c, unsigned long request, void *arg) {
             struct timespec t;
             now(&t);
             c->due = from_nanoseconds(nanoseconds(&t) + interval_ns(c->interval));
+            c->delivered = 0;
+            c->lost = 0;
+            if (c->stats_fd < 0 && m->stats[0])
+                c->stats_fd = open(m->stats, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+            write_stats(c);
         }
         return 0;
     }
@@ -961,6 +988,7 @@ static void *plugin_init(int fd) {
         return NULL;
     }
     c->fd = fd;
+    c->stats_fd = -1;
     pthread_mutex_init(&c->lock, NULL);
     pthread_condattr_t attributes;
     pthread_condattr_init(&attributes);
@@ -991,6 +1019,7 @@ static void plugin_close(void *priv) {
     free_buffers(c);
     pthread_mutex_unlock(&c->lock);
     close(c->file);
+    if (c->stats_fd >= 0) close(c->stats_fd);
     free_model(&c->model);
     pthread_cond_destroy(&c->changed);
     pthread_mutex_destroy(&c->lock);

@@ -109,9 +109,9 @@ struct AudioConverterTests {
         let mic = VirtualMicrophone(configuration: .init(isPaced: false, frameLimit: 48_000, hasMarkers: false))
         let sink = RecordingAudioSink(framesWanted: 48_000)
         let from = AudioFormat(sampleRate: 48_000, channelCount: 1, sampleFormat: .float32)
-        _ = try mic.startCapture(format: from, framesPerChunk: 480, sink: sink)
+        _ = try mic.source.startCapture(format: from, framesPerChunk: 480, sink: sink)
         #expect(sink.enough.wait(timeout: .now() + 20) == .success)
-        mic.stopCapture()
+        mic.source.stopCapture()
         let to = AudioFormat(sampleRate: 44_100, channelCount: 1, sampleFormat: .float32)
         let converter = try AudioConverter(from: from, to: to)
         var next: UInt64 = 0

@@ -32,7 +32,7 @@ struct AudioDataOutputTests {
         rig.session.stopRunning()
 
         let buffers = delegate.buffers
-        let signal = try #require(mic.signal)
+        let signal = try #require(mic.source.signal)
         #expect(buffers.count == 30)
         var next: UInt64 = 0
         var lastTime = MediaTime.negativeInfinity

@@ -15,8 +15,8 @@ struct AudioVirtualMicrophoneTests {
         let clock = ManualClock(start: MediaTime(seconds: 5))
         let mic = VirtualMicrophone(configuration: .init(clock: clock))
         let sink = RecordingAudioSink(framesWanted: .max)
-        _ = try mic.startCapture(format: Self.mono48k, framesPerChunk: 480, sink: sink)
-        defer { mic.stopCapture() }
+        _ = try mic.source.startCapture(format: Self.mono48k, framesPerChunk: 480, sink: sink)
+        defer { mic.source.stopCapture() }
         #expect(clock.waitUntilSleeping())
         #expect(sink.chunks.isEmpty)
         for step in 1...20 {
@@ -25,7 +25,7 @@ struct AudioVirtualMicrophoneTests {
             #expect(sink.chunks.count == step)
         }
         let chunks = sink.chunks
-        let signal = try #require(mic.signal)
+        let signal = try #require(mic.source.signal)
         for (k, chunk) in chunks.enumerated() {
             #expect(chunk.sampleIndex == UInt64(k * 480))
             #expect(
@@ -44,10 +44,10 @@ struct AudioVirtualMicrophoneTests {
         let format = AudioFormat(sampleRate: 44_100, channelCount: channels, sampleFormat: sampleFormat)
         let mic = VirtualMicrophone(configuration: .init(isPaced: false, frameLimit: 44_100, bufferCount: 64))
         let sink = RecordingAudioSink(framesWanted: 44_100)
-        _ = try mic.startCapture(format: format, framesPerChunk: 441, sink: sink)
+        _ = try mic.source.startCapture(format: format, framesPerChunk: 441, sink: sink)
         #expect(sink.enough.wait(timeout: .now() + 20) == .success)
         #expect(mic.waitUntilFinished(timeout: 20))
-        mic.stopCapture()
+        mic.source.stopCapture()
         let chunks = sink.chunks
         #expect(chunks.map(\.frameCount).reduce(0, +) + mic.framesLost == 44_100)
         var next: UInt64 = 0
@@ -85,9 +85,9 @@ struct AudioVirtualMicrophoneTests {
             configuration: .init(clock: clock, isPaced: false, frameLimit: 48_000, clickTimes: [clickTime]))
         let sink = RecordingAudioSink(framesWanted: 48_000)
         let format = AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .int16)
-        _ = try mic.startCapture(format: format, framesPerChunk: 512, sink: sink)
+        _ = try mic.source.startCapture(format: format, framesPerChunk: 512, sink: sink)
         #expect(sink.enough.wait(timeout: .now() + 20) == .success)
-        mic.stopCapture()
+        mic.source.stopCapture()
         // Click starts: a click sample after a non-click one (a click may straddle two chunks).
         var clickTimes: [MediaTime] = []
         var previousWasClick = false
@@ -111,9 +111,9 @@ struct AudioVirtualMicrophoneTests {
     func outOfBuffers() throws {
         let mic = VirtualMicrophone(configuration: .init(isPaced: false, frameLimit: 4800, bufferCount: 2))
         let sink = RecordingAudioSink(framesWanted: 4800, holdCount: 2)
-        _ = try mic.startCapture(format: Self.mono48k, framesPerChunk: 480, sink: sink)
+        _ = try mic.source.startCapture(format: Self.mono48k, framesPerChunk: 480, sink: sink)
         #expect(mic.waitUntilFinished(timeout: 20))
-        mic.stopCapture()
+        mic.source.stopCapture()
         let chunks = sink.chunks
         let lost = sink.losses.map(\.frames).reduce(0, +)
         #expect(lost > 0)
@@ -132,16 +132,16 @@ struct AudioVirtualMicrophoneTests {
         let clock = ManualClock()
         let mic = VirtualMicrophone(configuration: .init(clock: clock))
         let sink = RecordingAudioSink(framesWanted: .max)
-        _ = try mic.startCapture(format: Self.mono48k, framesPerChunk: 480, sink: sink)
+        _ = try mic.source.startCapture(format: Self.mono48k, framesPerChunk: 480, sink: sink)
         #expect(clock.waitUntilSleeping())
         mic.simulateDisconnect()
         clock.advance(by: MediaTime(value: 10, timescale: 1000))
         #expect(sink.enough.wait(timeout: .now() + 20) == .success)
-        mic.stopCapture()
+        mic.source.stopCapture()
         #expect(sink.errors.first?.code == .deviceDisconnected)
         #expect(!mic.isConnected)
         #expect(throws: CaptureError.self) {
-            try mic.startCapture(format: Self.mono48k, framesPerChunk: 480, sink: sink)
+            try mic.source.startCapture(format: Self.mono48k, framesPerChunk: 480, sink: sink)
         }
         mic.simulateReconnect()
         #expect(mic.isConnected)
@@ -152,12 +152,12 @@ struct AudioVirtualMicrophoneTests {
         let mic = VirtualMicrophone()
         let sink = RecordingAudioSink(framesWanted: 1)
         #expect(throws: CaptureError.self) {
-            try mic.startCapture(
+            try mic.source.startCapture(
                 format: AudioFormat(sampleRate: 12_345, channelCount: 1, sampleFormat: .int16), framesPerChunk: 480,
                 sink: sink)
         }
         #expect(throws: CaptureError.self) {
-            try mic.startCapture(format: Self.mono48k, framesPerChunk: 0, sink: sink)
+            try mic.source.startCapture(format: Self.mono48k, framesPerChunk: 0, sink: sink)
         }
     }
 }

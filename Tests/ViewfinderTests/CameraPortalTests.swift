@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ViewfinderSimulator
 
 @testable import Viewfinder
 
@@ -45,6 +46,50 @@ struct CameraPortalTests {
         #expect(
             String(decoding: marker.prefix(max(count, 0)), as: UTF8.self) == "viewfinder-mock-pipewire-remote\n",
             "the fd is the socket the portal sent")
+    }
+
+    @Test(
+        "granted: frames arrive in a session through the PipeWire remote the portal opened",
+        .enabled(if: PipeWireTestDaemon.isAvailable, "needs Scripts/pipewire.sh"))
+    func grantThenFrames() async throws {
+        let remote = try #require(PipeWireTestDaemon.remote)
+        let runtime = try #require(ProcessInfo.processInfo.environment["XDG_RUNTIME_DIR"])
+        let socketPath = "\(runtime)/\(remote)"
+        #expect(FileManager.default.fileExists(atPath: socketPath), "the test daemon's socket")
+        let name = PipeWireTestDaemon.uniqueName("portal")
+        let camera = try PipeWireTestCamera(
+            name: name, format: "yuyv", width: 320, height: 240, framesPerSecond: 30, remoteName: remote)
+        defer { camera.close() }
+        let bus = try PortalTestBus(
+            mockArguments: ["--app", Self.app, "--answer", "grant", "--pipewire-socket", socketPath])
+        defer { bus.stop() }
+        // As inside a sandbox: no daemon socket this provider could reach by itself, only the
+        // remote the portal hands over.
+        let pipeWire = PipeWireDeviceProvider(remoteName: "viewfinder-no-such-socket-\(getpid())")
+        let portal = CameraPortal(
+            busAddress: bus.address, appID: Self.app, responseTimeout: .seconds(60), receiver: pipeWire)
+        let registry = DeviceRegistry(providers: [CameraPortalProvider(portal: portal), pipeWire])
+        try await DeviceRegistry.$current.withValue(registry) {
+            #expect(!CaptureDevice.devices(for: .video).contains { $0.uniqueID == "pipewire:\(name)" })
+            #expect(await CaptureDevice.requestAccess(for: .video))
+            #expect(CaptureDevice.authorizationStatus(for: .video) == .authorized)
+            let device = try #require(
+                PipeWireTestDaemon.device("pipewire:\(name)", in: registry), "the camera behind the portal's remote")
+            let check = PipeWireFrameCheck()
+            let delegate = RecordingDelegate(inspect: { check.check($0) })
+            let (session, output) = try makeSession(
+                device: device, delegate: delegate, settings: try VideoSettings(pixelFormat: .bgra),
+                discardsLate: false)
+            session.startRunning()
+            #expect(delegate.waitForFrames(10))
+            session.stopRunning()
+            delegate.queue.sync {}
+            #expect(check.compared >= 10)
+            #expect(check.unreadable == 0)
+            #expect(check.mismatched.isEmpty, "each frame shows its own sequence number")
+            let statistics = output.statistics
+            #expect(statistics.delivered + statistics.dropped + statistics.rateGated == statistics.captured)
+        }
     }
 
     @Test("refused in the dialog: .denied, no remote, and the error says how to reset the stored answer")

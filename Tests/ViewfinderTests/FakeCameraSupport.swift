@@ -46,6 +46,8 @@ struct FakeCameraFile {
     var isMetadata = false
     /// Whether DQBUF waits for each frame's due time (otherwise frames come as fast as asked for).
     var paced = true
+    /// A file the plugin writes the stream's counters to ("delivered lost sequence"), if any.
+    var statsPath: String?
     /// Frames to serve per format and size, cycled (`jpeg`: the plugin encodes the NV12 bytes).
     var frames: [(fourCC: String, width: Int, height: Int, bytes: [UInt8], jpeg: JPEG?)] = []
 
@@ -94,6 +96,7 @@ struct FakeCameraFile {
         var header =
             "VIEWFINDER-FAKE-CAMERA 1\ncard \(card)\ndriver \(driver)\nbus \(busInfo)\npaced \(paced ? 1 : 0)\n"
         if isMetadata { header += "metadata\n" }
+        if let statsPath { header += "stats \(statsPath)\n" }
         for format in parsed.formats {
             let description = format.description.isEmpty ? V4L2FourCC.string(format.fourCC) : format.description
             header += "format \(V4L2FourCC.string(format.fourCC)) \(format.isCompressed ? 1 : 0) \(description)\n"

@@ -171,6 +171,38 @@ struct LibV4L2PluginTests {
         #expect(sink.recorded[2].patternNumber == sequences[2] % 4, "the frame of that time, not a stale one")
     }
 
+    @Test("the stats file counts what a reader dequeued and what it lost (the capacity benchmark's counters)")
+    func statsFile() throws {
+        let rig = try FakeCameraRig(bufferCount: 2)
+        var camera = Self.smallCamera()
+        let stats = "\(rig.directory)/camera.stats"
+        camera.statsPath = stats
+        try rig.plug(camera)
+        let device = try rig.device(camera)
+        let backend = try #require(device.backend as? V4L2CameraBackend)
+        let format = try #require(device.formats.first { !$0.isEmulated && $0.dimensions.width == 320 })
+        let sink = RecordingSink(keepsBuffers: true)
+        _ = try backend.startStreaming(format: format, frameDuration: MediaTime(value: 1, timescale: 30), sink: sink)
+        #expect(sink.waitForFrames(2))
+        // Both buffers held for a few frame times: the frames due meanwhile are lost.
+        #expect(!sink.waitForFrames(1, timeout: 0.3), "no buffer queued, so no frame")
+        sink.releaseKept()
+        #expect(sink.waitForFrames(1))
+        backend.stopStreaming()
+        let fields = try String(contentsOfFile: stats, encoding: .utf8).split(separator: " ").compactMap {
+            Int($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        try #require(fields.count == 3, "delivered lost sequence")
+        let (delivered, lost, sequence) = (fields[0], fields[1], fields[2])
+        let recorded = sink.recorded.count
+        // A frame dequeued as the stream stopped may not have reached the sink.
+        #expect(delivered >= recorded && delivered <= recorded + 1, "\(delivered) dequeued, \(recorded) received")
+        #expect(lost > 0, "the frames due while the buffers were held")
+        #expect(lost == sequence - delivered, "every frame due (the next one's number) was dequeued or lost")
+        let gap = Int(sink.recorded[2].sequenceNumber) - 2
+        #expect(lost >= gap, "at least the gap the sink saw (\(gap))")
+    }
+
     @Test("a DQBUF waiting for a buffer returns when another thread queues one, not at its 20 ms timeout")
     func dequeueWakesOnQueue() throws {
         // The capture thread dequeues while the delivery queue re-queues: a DQBUF that came when

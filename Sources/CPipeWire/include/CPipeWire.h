@@ -62,6 +62,10 @@ typedef struct {
     char object_path[256];
     char v4l2_path[128];
     char bus_path[128];
+    /// `api.v4l2.cap.bus_info` and `api.v4l2.cap.card`: what VIDIOC_QUERYCAP said, for a node
+    /// PipeWire's V4L2 plugin made.
+    char v4l2_bus_info[128];
+    char v4l2_card[128];
     char device_api[32];
     uint32_t serial;
 } vf_pw_node_details;

@@ -3,7 +3,9 @@
 ///
 /// Part of the backend API: a backend outside the package makes video samples with
 /// ``init(buffer:presentationTime:duration:sequenceNumber:hostArrivalTime:)`` (pixels from a
-/// ``PixelBufferPool``); audio samples are made by the package's own microphone backends.
+/// ``PixelBufferPool``) and audio samples with
+/// ``init(audio:format:presentationTime:sampleIndex:sequenceNumber:hostArrivalTime:framesLostBefore:)``
+/// (PCM it read, copied once).
 public struct CapturedSample: Sendable {
     /// What the sample carries.
     package enum Payload: Sendable {
@@ -50,6 +52,38 @@ public struct CapturedSample: Sendable {
         self.duration = chunk.duration
         self.sequenceNumber = sequenceNumber
         self.hostArrivalTime = chunk.hostArrivalTime
+    }
+
+    /// A chunk of a microphone's PCM, for a backend outside the package: `samples` holds whole
+    /// frames of `format` (interleaved, or one channel after another for a non-interleaved
+    /// format), copied once into a buffer the sample owns (the package's own microphones lend
+    /// pooled buffers instead). `sampleIndex` is the stream position of the first frame — frames
+    /// since the stream started, lost ones included — and `framesLostBefore` the frames lost right
+    /// before it; `sequenceNumber` counts chunks, lost ones included, so a gap is reported as
+    /// a `.discontinuity` drop. The sample lasts as long as its frames, at `format`'s rate.
+    ///
+    /// Throws ``CaptureError/Code/invalidArgument`` for a format that does not validate, an empty
+    /// chunk, or bytes that are not a whole number of frames.
+    public init(
+        audio samples: UnsafeRawBufferPointer, format: AudioFormat, presentationTime: MediaTime,
+        sampleIndex: UInt64, sequenceNumber: UInt64, hostArrivalTime: MediaTime, framesLostBefore: Int = 0
+    ) throws(CaptureError) {
+        try format.validate()
+        let frameBytes = format.sampleFormat.bytesPerSample * format.channelCount
+        guard !samples.isEmpty, samples.count % frameBytes == 0 else {
+            throw CaptureError(
+                .invalidArgument,
+                "an audio sample needs whole frames of \(format) (\(frameBytes) bytes each), got \(samples.count) bytes"
+            )
+        }
+        guard framesLostBefore >= 0 else {
+            throw CaptureError(.invalidArgument, "framesLostBefore cannot be negative, got \(framesLostBefore)")
+        }
+        let chunk = AudioChunk(
+            buffer: PCMBuffer(copying: samples), frameCount: samples.count / frameBytes, format: format,
+            presentationTime: presentationTime, sampleIndex: sampleIndex, framesLostBefore: framesLostBefore,
+            hostArrivalTime: hostArrivalTime)
+        self.init(audio: chunk, sequenceNumber: sequenceNumber)
     }
 
     /// The media type of the payload.

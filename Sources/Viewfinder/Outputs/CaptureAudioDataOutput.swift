@@ -40,7 +40,7 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
 
     /// The output's job on the shared core: convert PCM where asked, meter it, hand sample
     /// buffers to the delegate. Audio queues rather than replacing late buffers.
-    struct Body: OutputBody {
+    struct Body: SampleBufferBody {
         let buffers: Int
         /// Set when the budget is past ``maximumBufferBudget``: no stream is built with it.
         let budgetRefusal: CaptureError?
@@ -75,23 +75,13 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
                 SampleBuffer(audio: delivered, sequenceNumber: sample.sequenceNumber, budget: budget), holdsSlot: true)
         }
 
-        func consume(
-            _ buffer: SampleBuffer, from connection: CaptureConnection, output: CaptureOutput,
-            delegate: any CaptureAudioDataOutputSampleBufferDelegate
-        ) {
-            delegate.captureOutput(output, didOutput: buffer, from: connection)
-        }
+        typealias Delegate = any CaptureAudioDataOutputSampleBufferDelegate
 
-        func reportDrop(
-            _ drop: DeliveryEngine<AudioDeliveryContext, SampleBuffer>.DropReport, output: CaptureOutput,
-            delegate: any CaptureAudioDataOutputSampleBufferDelegate
-        ) {
-            let buffer = SampleBuffer(
-                droppedFrameReason: drop.reason, count: drop.count, mediaType: .audio,
-                presentationTimeStamp: drop.presentationTime, duration: drop.duration,
-                sequenceNumber: drop.sequenceNumber)
-            buffer.setAttachment(drop.mediaSampleCount, forKey: .droppedAudioSampleCount)
-            delegate.captureOutput(output, didDrop: buffer, from: drop.connection)
+        func receiver(_ delegate: Delegate) -> any CaptureDataOutputSampleBufferDelegate { delegate }
+        var reportMediaType: MediaType { .audio }
+
+        func annotate(_ report: SampleBuffer, for drop: DeliveryEngine<AudioDeliveryContext, SampleBuffer>.DropReport) {
+            report.setAttachment(drop.mediaSampleCount, forKey: .droppedAudioSampleCount)
         }
     }
 
@@ -120,22 +110,6 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
         adopt(core)
     }
 
-    // MARK: Delegate
-
-    /// Sets the delegate and the queue its methods run on. Pass `nil` for both to stop delivery.
-    /// A `nil` queue with a delegate uses a private serial queue. The delegate is held weakly.
-    public func setSampleBufferDelegate(
-        _ delegate: (any CaptureAudioDataOutputSampleBufferDelegate)?, queue: DispatchQueue?
-    ) {
-        core.setDelegate(delegate.map { delegate in { [weak delegate] in delegate } }, queue: queue)
-    }
-
-    /// The delegate, if one is set and still alive.
-    public var sampleBufferDelegate: (any CaptureAudioDataOutputSampleBufferDelegate)? { core.delegate }
-
-    /// The queue the delegate is called on.
-    public var sampleBufferCallbackQueue: DispatchQueue? { core.callbackQueue }
-
     // MARK: Settings
 
     /// The PCM layout to deliver. Empty settings (the default) deliver what the device captures,
@@ -163,6 +137,22 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
 
     /// The engine, for tests.
     var engine: DeliveryEngine<AudioDeliveryContext, SampleBuffer> { core.engine }
+
+    // MARK: Delegate
+
+    /// Sets the delegate and the queue its methods run on. Pass `nil` for both to stop delivery.
+    /// A `nil` queue with a delegate uses a private serial queue. The delegate is held weakly.
+    public func setSampleBufferDelegate(
+        _ delegate: (any CaptureAudioDataOutputSampleBufferDelegate)?, queue: DispatchQueue?
+    ) {
+        core.setDelegate(delegate.map { delegate in { [weak delegate] in delegate } }, queue: queue)
+    }
+
+    /// The delegate, if one is set and still alive.
+    public var sampleBufferDelegate: (any CaptureAudioDataOutputSampleBufferDelegate)? { core.delegate }
+
+    /// The queue the delegate is called on.
+    public var sampleBufferCallbackQueue: DispatchQueue? { core.callbackQueue }
 
     // MARK: Figures
 

@@ -9,35 +9,16 @@
 /// Not `Sendable`, like AVFoundation's: a delegate class with mutable state (a counter, a level
 /// history) is accepted in Swift 6 mode. The output calls it only on the queue you passed, one
 /// call at a time, so its state is confined to that queue.
-public protocol CaptureAudioDataOutputSampleBufferDelegate: AnyObject {
-    /// A buffer of PCM was captured: read it with ``SampleBuffer/withAudioSamples(as:_:)``,
-    /// ``SampleBuffer/withAudioBufferList(_:)`` or ``SampleBuffer/audioData``; its format with
-    /// ``SampleBuffer/audioFormat``.
-    func captureOutput(
-        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-
-    /// Audio was dropped. `sampleBuffer` has timing and ``SampleBuffer/droppedFrameReason`` but
-    /// no samples; ``SampleBuffer/droppedFrameCount`` says how many buffers it stands for, and
-    /// its ``SampleBuffer/AttachmentKey/droppedAudioSampleCount`` attachment how many sample
-    /// frames. ``DroppedFrameReason/outOfBuffers``: the delegate fell behind;
-    /// ``DroppedFrameReason/discontinuity``: the device lost audio (an overrun).
-    func captureOutput(_ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection)
-}
-
-extension CaptureAudioDataOutputSampleBufferDelegate {
-    /// Does nothing: implement it to hear about dropped audio.
-    public func captureOutput(
-        _ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection
-    ) {}
-}
-
-extension CaptureAudioDataOutputSampleBufferDelegate where Self: CaptureVideoDataOutputSampleBufferDelegate {
-    /// Does nothing: the one default for a class that is both a video and an audio delegate
-    /// (without it the two defaults would be ambiguous).
-    public func captureOutput(
-        _ output: CaptureOutput, didDrop sampleBuffer: SampleBuffer, from connection: CaptureConnection
-    ) {}
-}
+///
+/// The methods (``CaptureDataOutputSampleBufferDelegate``): `captureOutput(_:didOutput:from:)`, a
+/// buffer of PCM was captured — read it with ``SampleBuffer/withAudioSamples(as:_:)``,
+/// ``SampleBuffer/withAudioBufferList(_:)`` or ``SampleBuffer/audioData``, its format with
+/// ``SampleBuffer/audioFormat``; `captureOutput(_:didDrop:from:)` (optional), audio was dropped —
+/// ``SampleBuffer/droppedFrameCount`` says how many buffers the report stands for and its
+/// ``SampleBuffer/AttachmentKey/droppedAudioSampleCount`` attachment how many sample frames;
+/// ``DroppedFrameReason/outOfBuffers``: the delegate fell behind;
+/// ``DroppedFrameReason/discontinuity``: the device lost audio (an overrun).
+public protocol CaptureAudioDataOutputSampleBufferDelegate: CaptureDataOutputSampleBufferDelegate {}
 
 extension SampleBuffer.AttachmentKey {
     /// On audio drop reports: the sample frames (`Int`) the dropped buffers held, or for a

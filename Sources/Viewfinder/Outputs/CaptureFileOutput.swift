@@ -159,9 +159,15 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         }
     }
 
-    /// The largest recording in bytes (of media data; the container adds a little); reaching it
-    /// ends the recording with ``CaptureError/Code/maximumFileSizeReached``. 0 (the default) for
-    /// no limit. Applies from the next frame.
+    /// The largest file a recording may make, in bytes, as AVFoundation documents it: the file
+    /// on disk, its container's boxes and final index included, never grows past it. Before
+    /// every frame the output keeps room for the frame, the frames the encoder still holds, the
+    /// audio up to the next frame and the index written at the end; when they would not fit, the
+    /// recording ends with ``CaptureError/Code/maximumFileSizeReached`` (and
+    /// ``CaptureError/recordingSuccessfullyFinished`` true): the file is closed, playable and at
+    /// most this size. The room is bounded from above, so a file ends up somewhat below the limit
+    /// (Motion-JPEG passthrough: within a frame and the index; H.264: within about the encoder's
+    /// lookahead of frames). 0 (the default) for no limit. Applies from the next frame.
     public var maxRecordedFileSize: Int64 {
         get { status.withLock { $0.maxRecordedFileSize } }
         set { status.withLock { $0.maxRecordedFileSize = max(0, newValue) } }
@@ -396,10 +402,13 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                     recordingSuccessfullyFinished: true))
             return .ready((), holdsSlot: false)
         }
+        writer.maxFileSize = limits.1 > 0 ? limits.1 : nil
         do throws(RecordingError) {
             try writer.append(frameToWrite(image, context: context), presentationTime: sample.presentationTime)
         } catch {
             switch error.code {
+            case .fileSizeLimitReached:
+                finish(recording, error: Self.sizeLimitReached(limits.1))
             case .invalidTimestamp:
                 return .dropped(.droppedByProcessor("movie file output: \(error.message)"))
             case .unsupportedFormat:
@@ -431,13 +440,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
                 delegate.delegate.fileOutput(self, didStartRecordingTo: url, from: connections)
             }
         }
-        if limits.1 > 0, writer.bytesMuxed >= limits.1 {
-            finish(
-                recording,
-                error: CaptureError(
-                    .maximumFileSizeReached, "the recording reached its maximum size of \(limits.1) bytes",
-                    recordingSuccessfullyFinished: true))
-        }
+        if writer.reachedSizeLimit { finish(recording, error: Self.sizeLimitReached(limits.1)) }
         return .ready((), holdsSlot: false)
     }
 
@@ -456,8 +459,21 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         do throws(RecordingError) {
             try writer.appendAudio(chunk.bytes, format: format, presentationTime: chunk.presentationTime)
         } catch {
-            if error.code != .invalidTimestamp { finish(recording, error: Self.captureError(error, flag: nil)) }
+            switch error.code {
+            case .invalidTimestamp: break
+            case .fileSizeLimitReached:
+                finish(recording, error: Self.sizeLimitReached(status.withLock { $0.maxRecordedFileSize }))
+            default: finish(recording, error: Self.captureError(error, flag: nil))
+            }
         }
+    }
+
+    /// The error that ends a recording at its ``maxRecordedFileSize``.
+    private static func sizeLimitReached(_ limit: Int64) -> CaptureError {
+        CaptureError(
+            .maximumFileSizeReached,
+            "the recording reached its maximum file size: the next frame would have made the file larger than \(limit) bytes",
+            recordingSuccessfullyFinished: true)
     }
 
     /// Ends `recording` (if it is the current one) with `error`, and reports it once.
@@ -468,10 +484,13 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         var playable = false
         var bytes: Int64 = 0
         if let writer = recording.writer {
+            let truncated = writer.reachedSizeLimit
             do throws(RecordingError) {
                 let summary = try writer.finish()
                 playable = summary.isPlayable
                 bytes = summary.bytesWritten
+                // Frames the encoder held whose packets did not fit are not in the file.
+                if truncated { recording.frames = summary.videoFramesWritten }
             } catch {
                 let summary = writer.summary
                 playable = summary.isPlayable && recording.frames > 0
@@ -496,6 +515,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         status.withLock { status in
             status.isRecording = status.pendingStarts > 0
             if recording.frames > 0 { status.recordedFileSize = bytes }
+            if status.pendingStarts == 0 { status.recordedFrames = recording.frames }
         }
         let delegate = recording.delegate
         let url = recording.url
@@ -527,6 +547,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
         case .unsupportedContainer, .unsupportedCodec, .unsupportedFormat: code = .unsupportedFormat
         case .invalidArgument, .invalidTimestamp: code = .invalidArgument
         case .invalidState, .encoderFailed: code = .encodingFailed
+        case .fileSizeLimitReached: code = .maximumFileSizeReached
         }
         return CaptureError(code, error.message, errno: error.errno, recordingSuccessfullyFinished: flag)
     }

@@ -1,11 +1,9 @@
 extension CaptureVideoDataOutput {
     /// The processor chain, in the order frames pass through it (before the delegate).
-    public var processors: [NamedProcessor] { core.currentSettings.processors }
+    public var processors: [NamedProcessor] { core.processors }
 
     /// The processor added under `name`, if any.
-    public func processor(named name: String) -> (any FrameProcessor)? {
-        processors.first { $0.name == name }?.processor
-    }
+    public func processor(named name: String) -> (any FrameProcessor)? { core.processor(named: name) }
 
     /// Adds `processor` under `name` at `position`. Allowed while running: the chain is
     /// renegotiated and takes effect between frames. Throws ``CaptureError/Code/invalidArgument``
@@ -14,31 +12,18 @@ extension CaptureVideoDataOutput {
     public func addProcessor(
         _ processor: any FrameProcessor, named name: String, at position: ProcessorPosition = .last
     ) throws(CaptureError) {
-        try editChain { (chain) throws(CaptureError) in try chain.add(processor, named: name, at: position) }
+        try core.addProcessor(processor, named: name, at: position)
     }
 
     /// Removes the processor named `name`. Throws ``CaptureError/Code/invalidArgument`` when there
     /// is none.
-    public func removeProcessor(named name: String) throws(CaptureError) {
-        try editChain { (chain) throws(CaptureError) in try chain.remove(named: name) }
-    }
+    public func removeProcessor(named name: String) throws(CaptureError) { try core.removeProcessor(named: name) }
 
     /// Puts `processor` in the place of the one named `name`, keeping the name.
     public func replaceProcessor(named name: String, with processor: any FrameProcessor) throws(CaptureError) {
-        try editChain { (chain) throws(CaptureError) in try chain.replace(named: name, with: processor) }
+        try core.replaceProcessor(named: name, with: processor)
     }
 
     /// Removes every processor.
-    public func removeAllProcessors() {
-        try? editChain { $0.removeAll() }
-    }
-
-    /// Renegotiates the chain as it is (after a connection's rotation or mirroring changed).
-    func renegotiateChain() throws(CaptureError) {
-        try editChain { _ in }
-    }
-
-    private func editChain(_ edit: (inout [NamedProcessor]) throws(CaptureError) -> Void) throws(CaptureError) {
-        try core.applyChange { (settings, _) throws(CaptureError) in try edit(&settings.processors) }
-    }
+    public func removeAllProcessors() { core.removeAllProcessors() }
 }

@@ -40,9 +40,9 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
 
     /// The output's job on the shared core: negotiate a processor chain, run it, hand sample
     /// buffers to the delegate.
-    struct Body: OutputBody {
+    struct Body: SampleBufferBody {
         /// What the output is set to; read once per negotiation.
-        struct Settings: Sendable {
+        struct Settings: ProcessorChainSettings {
             var video = VideoSettings()
             var processors: [NamedProcessor] = []
             /// The processors implementing the connection's rotation and mirroring, as read for a
@@ -77,25 +77,12 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
                 })
         }
 
-        func resolve(_ settings: Settings, for output: CaptureOutput) -> Settings {
-            var resolved = settings
-            resolved.connectionProcessors = Self.connectionProcessors(output.connection(with: .video))
-            return resolved
-        }
-
-        func request(for settings: Settings) -> OutputRequest {
-            let chain = settings.connectionProcessors + settings.processors
-            return OutputRequest(
-                pixelFormat: settings.video.pixelFormat, size: settings.video.size,
-                processorFormats: chain.first?.processor.acceptedPixelFormats ?? [])
-        }
-
         func makeContext(
             format: CaptureDevice.Format, frameDuration: MediaTime, settings: Settings
         ) throws(CaptureError) -> DeliveryPipeline {
             try DeliveryPipeline(
                 deviceFormat: format, settings: settings.video,
-                processors: settings.connectionProcessors + settings.processors, budget: budget)
+                processors: settings.chain, budget: budget)
         }
 
         func prepare(
@@ -114,24 +101,11 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
             }
         }
 
-        func consume(
-            _ buffer: SampleBuffer, from connection: CaptureConnection, output: CaptureOutput,
-            delegate: any CaptureVideoDataOutputSampleBufferDelegate
-        ) {
-            delegate.captureOutput(output, didOutput: buffer, from: connection)
-        }
+        typealias Delegate = any CaptureVideoDataOutputSampleBufferDelegate
 
-        func reportDrop(
-            _ drop: DeliveryEngine<DeliveryPipeline, SampleBuffer>.DropReport, output: CaptureOutput,
-            delegate: any CaptureVideoDataOutputSampleBufferDelegate
-        ) {
-            var buffer: SampleBuffer? = SampleBuffer.make(
-                droppedFrameReason: drop.reason, count: drop.count, mediaType: .video,
-                presentationTimeStamp: drop.presentationTime, duration: drop.duration,
-                sequenceNumber: drop.sequenceNumber, spares: spares)
-            if let report = buffer { delegate.captureOutput(output, didDrop: report, from: drop.connection) }
-            SampleBuffer.recycle(&buffer, into: spares)
-        }
+        func receiver(_ delegate: Delegate) -> any CaptureDataOutputSampleBufferDelegate { delegate }
+        var reportMediaType: MediaType { .video }
+        var reportSpares: SpareObjects<SampleBuffer>? { spares }
 
         func recycle(_ buffer: inout SampleBuffer?) { SampleBuffer.recycle(&buffer, into: spares) }
 
@@ -234,12 +208,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// the device is asked again for the nearest rate it supports. Throws
     /// ``CaptureError/Code/invalidArgument`` for zero or negative durations.
     public func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
-        if duration.isValid && (!duration.isNumeric || duration <= .zero) {
-            throw CaptureError(
-                .invalidArgument,
-                "minFrameDuration must be a positive, finite time, got \(duration); use .invalid for no limit")
-        }
-        try core.applyChange { _, engine in engine.minFrameDuration = duration }
+        try core.setMinFrameDuration(duration)
     }
 
     /// The format and size frames are delivered in, once the session has negotiated.

@@ -6,8 +6,8 @@ import Synchronization
 /// format the chain needs next.
 ///
 /// It has one decoder per *lane*, so consecutive frames can decode on two cores at once while
-/// delivery keeps their order (the delivery engine's staging, see
-/// ``CaptureVideoDataOutput``). A frame that is empty, cut short or corrupt is not delivered: it
+/// delivery keeps their order (the delivery engine's staging, which the video data output sets
+/// up). A frame that is empty, cut short or corrupt is not delivered: it
 /// is reported as dropped with ``DroppedFrameReason/droppedByProcessor(_:)`` named
 /// ``dropName`` ("decoder") and counted in ``failures``.
 ///

@@ -73,6 +73,37 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
     /// Audio samples per channel handed to the encoder so far.
     package private(set) var audioSamplesWritten: Int64 = 0
 
+    /// The largest the closed file may be, in bytes (`maxRecordedFileSize`), `nil` for no limit;
+    /// may change while writing (it applies from the next packet). Before every packet reaches
+    /// the muxer the writer bounds the size the file would have once closed with it — the bytes
+    /// muxed, the container's boxes per packet and fragment, and the index written at the end
+    /// (``MovieSizeBudget``) — and withholds it, and every packet after it, when that would pass
+    /// the limit: ``reachedSizeLimit`` turns true and appending throws
+    /// ``RecordingError/Code/fileSizeLimitReached``. Before each frame it also keeps room for the
+    /// frames the encoder holds (x264's lookahead: they come out when ``finish()`` drains it) and
+    /// the audio that follows, so a recording normally stops with every frame it took in the file.
+    /// The file ``finish()`` closes is playable and never larger than the limit.
+    package var maxFileSize: Int64?
+    /// Whether a packet was withheld for ``maxFileSize``; nothing more is written.
+    package private(set) var reachedSizeLimit = false
+    /// Packets withheld for ``maxFileSize`` (the frames the encoder still held when the limit
+    /// came, whose packets did not fit after all).
+    package private(set) var packetsWithheld = 0
+    /// The size bound's figures: the container's layout, the header's bytes, what was muxed.
+    private var sizeBudget: MovieSizeBudget
+    private var packetsMuxed: Int64 = 0
+    private var keyframesMuxed: Int64 = 0
+    /// MOV/MP4 fragments completed (seen as the destination growing after a packet was muxed).
+    private var fragmentsCompleted: Int64 = 0
+    private var positionAfterLastPacket: Int64 = 0
+    /// The sizes of the latest video packets (at most 64), for the room kept for the next frame
+    /// and for the frames the encoder holds; the largest audio packet so far.
+    /// (A ring allocated with the writer: nothing is allocated per packet.)
+    private var recentVideoPackets = [Int64](repeating: 0, count: 64)
+    private var recentVideoPacketCount = 0
+    private var nextRecentVideoPacket = 0
+    private var largestAudioPacket: Int64 = 0
+
     /// Creates the writer and its destination: a new file (never overwriting: an existing one
     /// fails with ``RecordingError/Code/fileAlreadyExists``), or a connection to a streaming
     /// server, opened when the header is written.
@@ -87,6 +118,8 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         self.container = container
         self.options = options
         self.metadata = options.metadata
+        self.sizeBudget = MovieSizeBudget(
+            container: container, fragmented: container.supportsFragments && options.fragmentInterval.isValid)
         if options.fragmentInterval.isValid, options.fragmentInterval <= .zero {
             throw RecordingError(
                 .invalidArgument,
@@ -200,7 +233,11 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
                     "a Motion-JPEG passthrough stream takes JPEG frames, got \(buffer.pixelFormat.name)")
             }
             let bytes = UnsafeRawBufferPointer(start: buffer.baseAddress, count: buffer.dataSize)
-            try writePassthrough(bytes, presentationTime: presentationTime, owner: buffer)
+            // Zero copy only without audio: with two streams libavformat's interleaving holds video
+            // packets until the audio (behind by the AAC encoder's delay) catches up, and packets
+            // that referenced the camera's ring would starve it (measured: 548 of 824 frames of the
+            // simulated UVC camera's 4-buffer ring lost). One copy of a JPEG frame is cheap.
+            try writePassthrough(bytes, presentationTime: presentationTime, owner: audio == nil ? buffer : nil)
             return
         }
         guard buffer.width == video.settings.width, buffer.height == video.settings.height,
@@ -213,6 +250,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         }
         let ticks = try streamTicks(for: presentationTime, track: video.timing)
         try writeHeaderIfNeeded()
+        try reserveRoomForFrame(nextFrameBytes: nil, held: video.framesHeld)
         do throws(RecordingError) {
             try video.encode(buffer, pts: ticks) { packet throws(RecordingError) in try self.writeVideoPacket(packet) }
             video.timing.accept(ticks)
@@ -250,6 +288,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
                 .invalidTimestamp, "audio at \(presentationTime) comes before the recording's start time")
         }
         try writeHeaderIfNeeded()
+        if reachedSizeLimit { throw sizeLimitError() }
         do throws(RecordingError) {
             let start = (presentationTime - origin).converted(toTimescale: Int32(audio.sampleRate)).value
             let count = try audio.encode(samples, format: format, startSample: start) {
@@ -276,6 +315,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
             self.metadata = metadata
             metadataChangedWhileWriting = true
             if let context { Self.setMetadata(metadata, on: context) }
+            sizeBudget.indexBaseBytes = 0  // the final index holds the new metadata: measured again
             return
         }
         self.metadata = metadata
@@ -332,15 +372,39 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         }
         avio_flush(io)
         guard vf_avio_error(io) >= 0 else { return false }
+        var dictionary = muxerOptions()
+        defer { av_dict_free(&dictionary) }
+        guard var header = freshHeader(options: &dictionary) else { return false }
+        let count = Int64(header.count)
+        let room = reserve.headerBytes + reserve.reservedBytes
+        guard count > 8, count == room || count + 8 <= room else { return false }
+        // The file type box must be the one already in the file.
+        let typeSize = Int(header[0]) << 24 | Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+        guard typeSize >= 8, typeSize < count else { return false }
+        var present = [UInt8](repeating: 0, count: typeSize)
+        guard pread(fileDescriptor, &present, typeSize, 0) == typeSize, present[...] == header[..<typeSize]
+        else { return false }
+        let leftover = room - count
+        if leftover > 0 {
+            header += [UInt8(leftover >> 24 & 0xFF), UInt8(leftover >> 16 & 0xFF), UInt8(leftover >> 8 & 0xFF)]
+            header += [UInt8(leftover & 0xFF)] + Array("free".utf8)
+        }
+        return pwrite(fileDescriptor, header, header.count, 0) == header.count
+    }
+
+    /// The header libavformat writes for this writer's streams and current metadata with
+    /// `options`, written to memory; `nil` when it cannot be made.
+    private func freshHeader(options: inout OpaquePointer?) -> [UInt8]? {
+        guard let context else { return nil }
         var fresh: UnsafeMutablePointer<AVFormatContext>?
         guard avformat_alloc_output_context2(&fresh, nil, container.formatName, nil) >= 0, let fresh else {
-            return false
+            return nil
         }
         defer { avformat_free_context(fresh) }
         for index in 0..<Int(context.pointee.nb_streams) {
             guard let old = context.pointee.streams[index], let stream = avformat_new_stream(fresh, nil),
                 avcodec_parameters_copy(stream.pointee.codecpar, old.pointee.codecpar) >= 0
-            else { return false }
+            else { return nil }
             stream.pointee.time_base = old.pointee.time_base
             stream.pointee.avg_frame_rate = old.pointee.avg_frame_rate
             stream.pointee.disposition = old.pointee.disposition
@@ -348,31 +412,15 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         }
         Self.setMetadata(metadata, on: fresh)
         var dynamic: UnsafeMutablePointer<AVIOContext>?
-        guard avio_open_dyn_buf(&dynamic) >= 0, let dynamic else { return false }
+        guard avio_open_dyn_buf(&dynamic) >= 0, let dynamic else { return nil }
         fresh.pointee.pb = dynamic
-        var dictionary = muxerOptions()
-        let status = avformat_write_header(fresh, &dictionary)
-        av_dict_free(&dictionary)
+        let status = avformat_write_header(fresh, &options)
         var bytes: UnsafeMutablePointer<UInt8>?
-        let count = Int64(avio_close_dyn_buf(dynamic, &bytes))
+        let count = Int(avio_close_dyn_buf(dynamic, &bytes))
         fresh.pointee.pb = nil
         defer { av_free(bytes) }
-        let room = reserve.headerBytes + reserve.reservedBytes
-        guard status >= 0, let bytes, count > 8, count == room || count + 8 <= room else { return false }
-        // The file type box must be the one already in the file.
-        let typeSize = Int(bytes[0]) << 24 | Int(bytes[1]) << 16 | Int(bytes[2]) << 8 | Int(bytes[3])
-        guard typeSize >= 8, typeSize < count else { return false }
-        var present = [UInt8](repeating: 0, count: typeSize)
-        guard pread(fileDescriptor, &present, typeSize, 0) == typeSize,
-            present.elementsEqual(UnsafeBufferPointer(start: bytes, count: typeSize))
-        else { return false }
-        var header = [UInt8](UnsafeBufferPointer(start: bytes, count: Int(count)))
-        let leftover = room - count
-        if leftover > 0 {
-            header += [UInt8(leftover >> 24 & 0xFF), UInt8(leftover >> 16 & 0xFF), UInt8(leftover >> 8 & 0xFF)]
-            header += [UInt8(leftover & 0xFF)] + Array("free".utf8)
-        }
-        return pwrite(fileDescriptor, header, header.count, 0) == header.count
+        guard status >= 0, let bytes, count > 0 else { return nil }
+        return [UInt8](UnsafeBufferPointer(start: bytes, count: count))
     }
 
     // MARK: Finishing
@@ -398,7 +446,14 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
             state = .finished
             return summary
         case .writing:
-            break
+            if reachedSizeLimit, packetsMuxed == 0 {
+                // Not even the first packet fitted the limit: leave nothing behind.
+                closeDestination(sync: false)
+                if url.isFileURL { unlink(url.path) }
+                release()
+                state = .finished
+                return summary
+            }
         }
         do throws(RecordingError) {
             if let video {
@@ -558,6 +613,11 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
             avio_write(io, box, Int32(box.count))
             rewritableHeader = (headerBytes, reserve)
         }
+        if let io = context.pointee.pb {
+            sizeBudget.headerBytes = avio_tell(io)
+            positionAfterLastPacket = sizeBudget.headerBytes
+        }
+        sizeBudget.tracks = Int64(max(1, context.pointee.nb_streams))
     }
 
     private func writePassthrough(
@@ -569,6 +629,7 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
         }
         let ticks = try streamTicks(for: presentationTime, track: video.timing)
         try writeHeaderIfNeeded()
+        try reserveRoomForFrame(nextFrameBytes: Int64(jpeg.count), held: 0)
         av_packet_unref(packet)
         if let owner {
             // Zero copy: the packet references the buffer's memory and keeps the buffer alive.
@@ -607,31 +668,133 @@ package final class MovieFileWriter: @unchecked Sendable {  // unchecked: confin
     private func writeVideoPacket(_ packet: UnsafeMutablePointer<AVPacket>) throws(RecordingError) {
         guard let video, let stream = video.timing.stream else { return }
         if packet.pointee.duration <= 0 { packet.pointee.duration = video.nominalFrameTicks }
-        try mux(packet, from: AVRational(num: 1, den: video.timing.timescale), to: stream)
+        let size = Int64(packet.pointee.size)
+        let keyframe = packet.pointee.flags & AV_PKT_FLAG_KEY != 0
+        guard try mux(packet, from: AVRational(num: 1, den: video.timing.timescale), to: stream, keyframe: keyframe)
+        else { return }
         videoFramesWritten += 1
+        recentVideoPackets[nextRecentVideoPacket] = size
+        nextRecentVideoPacket = (nextRecentVideoPacket + 1) % recentVideoPackets.count
+        recentVideoPacketCount = min(recentVideoPacketCount + 1, recentVideoPackets.count)
     }
 
     private func writeAudioPacket(_ packet: UnsafeMutablePointer<AVPacket>) throws(RecordingError) {
         guard let audio, let stream = audio.stream else { return }
-        try mux(packet, from: AVRational(num: 1, den: Int32(audio.sampleRate)), to: stream)
+        let size = Int64(packet.pointee.size)
+        guard try mux(packet, from: AVRational(num: 1, den: Int32(audio.sampleRate)), to: stream, keyframe: false)
+        else { return }
+        largestAudioPacket = max(largestAudioPacket, size)
     }
 
+    /// Hands `packet` to the muxer, or withholds it (returning `false`) when the closed file would
+    /// then pass ``maxFileSize`` or an earlier packet was withheld. Consumes the packet.
+    @discardableResult
     private func mux(
-        _ packet: UnsafeMutablePointer<AVPacket>, from base: AVRational, to stream: UnsafeMutablePointer<AVStream>
-    ) throws(RecordingError) {
+        _ packet: UnsafeMutablePointer<AVPacket>, from base: AVRational, to stream: UnsafeMutablePointer<AVStream>,
+        keyframe: Bool
+    ) throws(RecordingError) -> Bool {
         guard let context else { throw RecordingError(.invalidState, "the writer is closed") }
+        let size = Int64(packet.pointee.size)
+        if let limit = maxFileSize,
+            reachedSizeLimit
+                || projectedSize(extraBytes: size, extraPackets: 1, extraKeyframes: keyframe ? 1 : 0) > limit
+        {
+            reachedSizeLimit = true
+            packetsWithheld += 1
+            av_packet_unref(packet)
+            return false
+        }
         packet.pointee.stream_index = stream.pointee.index
         av_packet_rescale_ts(packet, base, stream.pointee.time_base)
         let end = packet.pointee.pts + max(0, packet.pointee.duration)
         let timeBase = stream.pointee.time_base
-        let size = Int64(packet.pointee.size)
         let status = av_interleaved_write_frame(context, packet)
         if status < 0 { throw ioFailure(status, "writing to \(url.isFileURL ? url.path : url.absoluteString)") }
         bytesMuxed += size
+        packetsMuxed += 1
+        if keyframe { keyframesMuxed += 1 }
+        if let io = context.pointee.pb {
+            // A fragmented MOV/MP4 holds a fragment's packets in memory: the destination grows
+            // when one is complete.
+            let position = avio_tell(io)
+            if position > positionAfterLastPacket {
+                fragmentsCompleted += 1
+                positionAfterLastPacket = position
+            }
+        }
         if timeBase.num > 0, timeBase.den > 0 {
             let endTime = MediaTime(value: end * Int64(timeBase.num), timescale: timeBase.den)
             if endTime > writtenEnd { writtenEnd = endTime }
         }
+        return true
+    }
+
+    // MARK: The size limit
+
+    /// The most the file would hold once closed, if `extraBytes` more payload in `extraPackets`
+    /// packets were muxed (see ``MovieSizeBudget``).
+    private func projectedSize(extraBytes: Int64, extraPackets: Int64, extraKeyframes: Int64) -> Int64 {
+        if sizeBudget.container.supportsFragments, !sizeBudget.fragmented, sizeBudget.indexBaseBytes == 0 {
+            sizeBudget.indexBaseBytes = emptyIndexBytes() ?? 4096
+        }
+        let data = bytesMuxed + extraBytes
+        let keyframes = keyframesMuxed + extraKeyframes
+        let seconds = max(0, writtenEnd.seconds)
+        let fragments: Int64
+        switch sizeBudget.container {
+        case .quickTime, .mpeg4:
+            // The fragment being filled, and one more should two complete within one packet.
+            fragments = sizeBudget.fragmented ? fragmentsCompleted + 2 : 0
+        case .matroska:
+            // A cluster at most at every keyframe, every interval and every 5 MB (libavformat's
+            // defaults), and the first.
+            let interval = options.fragmentInterval.isValid ? max(0.001, options.fragmentInterval.seconds) : 5
+            fragments = keyframes + Int64(seconds / interval) + data / 5_000_000 + 2
+        default:
+            fragments = 0
+        }
+        return sizeBudget.bound(
+            data: data, packets: packetsMuxed + extraPackets, keyframes: keyframes, fragments: fragments,
+            seconds: seconds)
+    }
+
+    /// Before a video frame: throws ``RecordingError/Code/fileSizeLimitReached`` (and stops
+    /// writing) when the frame — `nextFrameBytes`, or for an encoder the largest of the latest
+    /// packets, as the next may be a keyframe — with the `held` frames still in the encoder (each
+    /// at half again the latest packets' mean) and the audio up to the next frame would not fit.
+    private func reserveRoomForFrame(nextFrameBytes: Int64?, held: Int) throws(RecordingError) {
+        guard let limit = maxFileSize else { return }
+        if reachedSizeLimit { throw sizeLimitError() }
+        let recent = recentVideoPackets.prefix(recentVideoPacketCount)
+        let mean = recent.isEmpty ? 0 : recent.reduce(0, +) / Int64(recent.count)
+        let next = nextFrameBytes ?? (recent.max() ?? 0)
+        let heldBytes = Int64(held) * (mean + mean / 2)
+        // The AAC encoder holds two frames and its FIFO one more; a frame's time brings two.
+        let audioPackets: Int64 = audio == nil ? 0 : 6
+        let audioBytes = audioPackets * max(largestAudioPacket, 512)
+        let projected = projectedSize(
+            extraBytes: next + heldBytes + audioBytes, extraPackets: 1 + Int64(held) + audioPackets,
+            extraKeyframes: 1)
+        if projected > limit {
+            reachedSizeLimit = true
+            throw sizeLimitError()
+        }
+    }
+
+    private func sizeLimitError() -> RecordingError {
+        RecordingError(
+            .fileSizeLimitReached,
+            "the file would grow past its limit of \(maxFileSize ?? 0) bytes (container and index included): finish it"
+        )
+    }
+
+    /// The bytes of the header libavformat writes for these streams with an empty index (an
+    /// unfragmented MOV/MP4's final moov without its sample tables), `nil` if it cannot say.
+    private func emptyIndexBytes() -> Int64? {
+        var dictionary: OpaquePointer?
+        av_dict_set(&dictionary, "movflags", "empty_moov", 0)
+        defer { av_dict_free(&dictionary) }
+        return freshHeader(options: &dictionary).map { Int64($0.count) }
     }
 
     /// The error for a failed libavformat call, preferring the errno the file sink saw (a

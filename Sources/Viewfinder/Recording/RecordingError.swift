@@ -32,6 +32,9 @@ package struct RecordingError: Error, Sendable, Hashable, CustomStringConvertibl
         case invalidState
         /// The encoder or the muxer failed.
         case encoderFailed
+        /// Writing more would make the closed file larger than ``MovieFileWriter/maxFileSize``:
+        /// nothing more is written; ``MovieFileWriter/finish()`` closes a file within the limit.
+        case fileSizeLimitReached
     }
 
     /// The kind of failure.

@@ -19,6 +19,12 @@ final class VideoTrack {
     private let encoderInput: PixelFormat
     private let converter: PixelConverter?
     private let pool: PixelBufferPool?
+    /// Frames handed to the encoder and packets it returned: the difference is what it holds
+    /// (x264's lookahead and frame threads), which comes out when it is drained.
+    private var framesSent = 0
+    private var packetsReceived = 0
+    /// Frames inside the encoder, still to come out as packets.
+    var framesHeld: Int { max(0, framesSent - packetsReceived) }
 
     init(settings: MovieVideoSettings, context: UnsafeMutablePointer<AVFormatContext>) throws(RecordingError) {
         guard settings.width > 0, settings.height > 0, settings.width <= 16384, settings.height <= 16384 else {
@@ -202,6 +208,7 @@ final class VideoTrack {
         guard status >= 0 else {
             throw RecordingError.ffmpeg(status, "the \(settings.codec.rawValue) encoder refused a frame")
         }
+        framesSent += 1
         try receivePackets(write: write)
     }
 
@@ -225,6 +232,7 @@ final class VideoTrack {
             guard status >= 0 else {
                 throw RecordingError.ffmpeg(status, "the \(settings.codec.rawValue) encoder failed")
             }
+            packetsReceived += 1
             try write(packet)
             av_packet_unref(packet)
         }

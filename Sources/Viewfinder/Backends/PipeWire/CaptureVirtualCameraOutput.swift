@@ -54,7 +54,7 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
     /// into the node's free buffer.
     struct Body: OutputBody {
         /// What the output is set to; read once per negotiation.
-        struct Settings: Sendable {
+        struct Settings: ProcessorChainSettings {
             var video = VideoSettings()
             var processors: [NamedProcessor] = []
             /// The connection's rotation and mirroring, as read for a negotiation.
@@ -69,20 +69,6 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
         var acceptedMediaTypes: [MediaType] { [.video] }
         var initialSettings: Settings { Settings() }
 
-        func resolve(_ settings: Settings, for output: CaptureOutput) -> Settings {
-            var resolved = settings
-            resolved.connectionProcessors = CaptureVideoDataOutput.Body.connectionProcessors(
-                output.connection(with: .video))
-            return resolved
-        }
-
-        func request(for settings: Settings) -> OutputRequest {
-            let chain = settings.connectionProcessors + settings.processors
-            return OutputRequest(
-                pixelFormat: settings.video.pixelFormat, size: settings.video.size,
-                processorFormats: chain.first?.processor.acceptedPixelFormats ?? [])
-        }
-
         func makeContext(
             format: CaptureDevice.Format, frameDuration: MediaTime, settings: Settings
         ) throws(CaptureError) -> Stream {
@@ -94,7 +80,7 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
                     height: video.height)
             }
             let pipeline = try DeliveryPipeline(
-                deviceFormat: format, settings: video, processors: settings.connectionProcessors + settings.processors,
+                deviceFormat: format, settings: video, processors: settings.chain,
                 budget: 2)
             guard PixelConverter.convertible.contains(pipeline.outputFormat) else {
                 throw CaptureError(
@@ -319,51 +305,39 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
     /// Sets ``minFrameDuration``; throws ``CaptureError/Code/invalidArgument`` for zero or
     /// negative durations.
     public func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
-        if duration.isValid && (!duration.isNumeric || duration <= .zero) {
-            throw CaptureError(
-                .invalidArgument,
-                "minFrameDuration must be a positive, finite time, got \(duration); use .invalid for no limit")
-        }
-        try core.applyChange { _, engine in engine.minFrameDuration = duration }
+        try core.setMinFrameDuration(duration)
     }
 
     // MARK: Processors
 
-    /// The processor chain, in the order frames pass through it (before they are published).
-    public var processors: [NamedProcessor] { core.currentSettings.processors }
+    /// The processor chain, in the order frames pass through it before they are published: the
+    /// consumer sees what it makes (a blurred background, say). Edited as the video data output's
+    /// chain is, by the same rule; allowed while running.
+    public var processors: [NamedProcessor] { core.processors }
 
-    /// Adds `processor` under `name` at `position`, as
-    /// ``CaptureVideoDataOutput/addProcessor(_:named:at:)`` does (allowed while running).
+    /// Adds `processor` to the published frames' chain (see
+    /// ``CaptureVideoDataOutput/addProcessor(_:named:at:)``).
     public func addProcessor(
         _ processor: any FrameProcessor, named name: String, at position: ProcessorPosition = .last
     ) throws(CaptureError) {
-        try editChain { (chain) throws(CaptureError) in try chain.add(processor, named: name, at: position) }
+        try core.addProcessor(processor, named: name, at: position)
     }
 
-    /// Removes the processor named `name`. Throws ``CaptureError/Code/invalidArgument`` when there
-    /// is none.
-    public func removeProcessor(named name: String) throws(CaptureError) {
-        try editChain { (chain) throws(CaptureError) in try chain.remove(named: name) }
-    }
+    /// Takes the processor named `name` out of the published frames' chain (see
+    /// ``CaptureVideoDataOutput/removeProcessor(named:)``).
+    public func removeProcessor(named name: String) throws(CaptureError) { try core.removeProcessor(named: name) }
 
-    /// Puts `processor` in the place of the one named `name`, keeping the name (between frames).
+    /// Swaps the processor named `name` for `processor` between two published frames (see
+    /// ``CaptureVideoDataOutput/replaceProcessor(named:with:)``).
     public func replaceProcessor(named name: String, with processor: any FrameProcessor) throws(CaptureError) {
-        try editChain { (chain) throws(CaptureError) in try chain.replace(named: name, with: processor) }
+        try core.replaceProcessor(named: name, with: processor)
     }
 
-    /// The processor added under `name`, if any.
-    public func processor(named name: String) -> (any FrameProcessor)? {
-        processors.first { $0.name == name }?.processor
-    }
+    /// The published frames' processor added under `name`, if any.
+    public func processor(named name: String) -> (any FrameProcessor)? { core.processor(named: name) }
 
-    /// Removes every processor.
-    public func removeAllProcessors() {
-        try? editChain { $0.removeAll() }
-    }
-
-    private func editChain(_ edit: (inout [NamedProcessor]) throws(CaptureError) -> Void) throws(CaptureError) {
-        try core.applyChange { (settings, _) throws(CaptureError) in try edit(&settings.processors) }
-    }
+    /// Publishes the frames as the camera gives them, with no processor of the user's.
+    public func removeAllProcessors() { core.removeAllProcessors() }
 
     // MARK: The node
 

@@ -29,8 +29,15 @@ final class PipeWireCameraBackend: DeviceBackend {
     let formats: [CaptureDevice.Format]
     /// The node's `node.name` (stable across restarts of its producer).
     let nodeName: String
-    /// The V4L2 node behind the camera (`api.v4l2.path`), if PipeWire took it from V4L2.
+    /// The V4L2 node behind the camera (`api.v4l2.path`, else `object.path` `v4l2:/dev/videoN`),
+    /// if PipeWire took it from V4L2.
     let v4l2Path: String?
+    /// What `VIDIOC_QUERYCAP` told PipeWire's V4L2 plugin (`api.v4l2.cap.bus_info`,
+    /// `api.v4l2.cap.card`); empty for other nodes.
+    let v4l2BusInfo: String
+    let v4l2Card: String
+    /// The node's `device.bus-path` (`pci-0000:00:14.0-usb-0:2:1.0`), where its producer set one.
+    let busPath: String
 
     private struct Node {
         var id: UInt32
@@ -53,7 +60,12 @@ final class PipeWireCameraBackend: DeviceBackend {
         let api = Self.string(details.device_api)
         self.modelID = api.isEmpty ? "pipewire" : "pipewire-\(api)"
         let path = Self.string(details.v4l2_path)
-        self.v4l2Path = path.isEmpty ? nil : path
+        let objectPath = Self.string(details.object_path)
+        self.v4l2Path =
+            !path.isEmpty ? path : objectPath.hasPrefix("v4l2:/") ? String(objectPath.dropFirst("v4l2:".count)) : nil
+        self.v4l2BusInfo = Self.string(details.v4l2_bus_info)
+        self.v4l2Card = Self.string(details.v4l2_card)
+        self.busPath = Self.string(details.bus_path)
         self.formats = formats
         self.node = Mutex(Node(id: nodeID, serial: details.serial))
         self.connection = Mutex(connection)

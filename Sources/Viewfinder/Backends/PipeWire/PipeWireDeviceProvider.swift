@@ -48,6 +48,11 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
     }
 
     private let state = Mutex(State())
+    private final class Claimer: Sendable {
+        let cameras: @Sendable () -> [V4L2CameraBackend]?
+        init(cameras: @escaping @Sendable () -> [V4L2CameraBackend]?) { self.cameras = cameras }
+    }
+    private let claimers = Mutex<[Claimer]>([])
     private let queue = DispatchQueue(label: "viewfinder.pipewire.registry")
 
     /// A provider for the daemon at `remoteName` (default: `$PIPEWIRE_REMOTE`, else `pipewire-0`).
@@ -60,6 +65,13 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
     }
 
     package func discoverBackends() -> [any DeviceBackend] {
+        camerasNow().filter { !isClaimed($0) }
+    }
+
+    /// Every camera node the daemon offers now, in the order first seen, also those a V4L2
+    /// camera claims (connecting first if needed, then a round trip, so every node the daemon
+    /// had is there).
+    func camerasNow() -> [PipeWireCameraBackend] {
         guard PipeWireRoute.current.usesPipeWire else { return [] }
         guard let connection = queue.sync(execute: { connectIfNeeded() }) else { return [] }
         do {
@@ -77,9 +89,36 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
         }
     }
 
-    /// The cameras present now, without asking the daemon (for the V4L2 provider's "listed once").
+    /// The cameras present now, without asking the daemon.
     var presentBackends: [PipeWireCameraBackend] {
         state.withLock { state in state.present.values.map(\.backend) }
+    }
+
+    /// Adds a source of V4L2 cameras (a ``V4L2DeviceProvider``'s present cameras; `nil` once that
+    /// provider is gone): a node that one of them claims (``PipeWireCameraBackend/offers(_:)``)
+    /// is that camera, listed once by its V4L2 provider, so this provider neither lists it nor
+    /// reports it coming and going.
+    func addClaimer(_ claimer: @escaping @Sendable () -> [V4L2CameraBackend]?) {
+        claimers.withLock { $0.append(Claimer(cameras: claimer)) }
+    }
+
+    /// Whether a V4L2 camera present now is the camera `backend` is a node of.
+    func isClaimed(_ backend: PipeWireCameraBackend) -> Bool {
+        let sources = claimers.withLock { $0 }
+        var claimed = false
+        var gone: [ObjectIdentifier] = []
+        for source in sources {
+            guard let cameras = source.cameras() else {
+                gone.append(ObjectIdentifier(source))
+                continue
+            }
+            if cameras.contains(where: { backend.offers($0) }) {
+                claimed = true
+                break
+            }
+        }
+        if !gone.isEmpty { claimers.withLock { $0.removeAll { gone.contains(ObjectIdentifier($0)) } } }
+        return claimed
     }
 
     /// Called with the portal's remote: drops the current connection and uses `fileDescriptor`.
@@ -111,20 +150,26 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
             state.generation += 1
             return state.generation
         }
+        // The loop thread never holds the provider: were its reference the last, the provider and
+        // its connection would be torn down on the very loop thread being stopped. The weak
+        // reference is read on the provider's queue only.
+        let queue = self.queue
+        let relay = WeakRelay(self)
         var events = PipeWireConnection.Events()
-        events.nodeAdded = { [weak self] id, _, _, mediaClass, role in
-            guard let self, mediaClass == "Video/Source", role.isEmpty || role == "Camera" else { return }
-            queue.async { self.nodeAppeared(id, requiresCameraRole: role.isEmpty, generation: generation) }
-        }
-        events.globalRemoved = { [weak self] id in
-            guard let self else { return }
-            queue.async { self.nodeWent(id, generation: generation) }
-        }
-        events.failed = { [weak self] _ in
-            guard let self else { return }
+        events.nodeAdded = { id, _, _, mediaClass, role in
+            guard mediaClass == "Video/Source", role.isEmpty || role == "Camera" else { return }
             queue.async {
-                guard self.state.withLock({ $0.generation }) == generation else { return }
-                self.dropConnection()
+                relay.provider?.nodeAppeared(id, requiresCameraRole: role.isEmpty, generation: generation)
+            }
+        }
+        events.globalRemoved = { id in
+            queue.async { relay.provider?.nodeWent(id, generation: generation) }
+        }
+        events.failed = { _ in
+            queue.async {
+                guard let provider = relay.provider, provider.state.withLock({ $0.generation }) == generation
+                else { return }
+                provider.dropConnection()
             }
         }
         guard let connection = try? PipeWireConnection(remoteFileDescriptor: fd, remoteName: remoteName, events: events)
@@ -147,7 +192,8 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
         let uniqueID = "pipewire:" + (name.isEmpty ? "node-\(details.serial)" : name)
         var seen = Set<CaptureDevice.Format>()
         let formats = rawFormats.compactMap(PipeWireFormat.captureFormat).filter { seen.insert($0).inserted }
-        let (changes, handler) = state.withLock { state -> (DeviceChanges, (@Sendable (DeviceChanges) -> Void)?) in
+        let (backend, handler) = state.withLock {
+            state -> (PipeWireCameraBackend, (@Sendable (DeviceChanges) -> Void)?) in
             let backend: PipeWireCameraBackend
             if let existing = state.known[uniqueID], existing.formats == formats {
                 existing.reappeared(id: id, serial: details.serial, connection: connection)
@@ -159,9 +205,10 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
             }
             if !state.order.contains(uniqueID) { state.order.append(uniqueID) }
             state.present[id] = Entry(backend: backend, id: id)
-            return (DeviceChanges(connected: [backend]), state.handler)
+            return (backend, state.handler)
         }
-        handler?(changes)
+        // A node of a V4L2 camera is that camera: its V4L2 provider reports it.
+        if !isClaimed(backend) { handler?(DeviceChanges(connected: [backend])) }
     }
 
     private func nodeWent(_ id: UInt32, generation: Int) {
@@ -170,7 +217,7 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
         }
         guard let entry else { return }
         entry.backend.disappeared()
-        handler?(DeviceChanges(disconnected: [entry.backend]))
+        if !isClaimed(entry.backend) { handler?(DeviceChanges(disconnected: [entry.backend])) }
     }
 
     private func dropConnection() {
@@ -183,24 +230,34 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
             return (state.connection, Array(state.present.values.map(\.backend)), state.handler)
         }
         for backend in gone { backend.disappeared() }
-        if !gone.isEmpty { handler?(DeviceChanges(disconnected: gone)) }
+        let reported = gone.filter { !isClaimed($0) }
+        if !reported.isEmpty { handler?(DeviceChanges(disconnected: reported)) }
         // Streams still running on it keep it (they stop on their own); it closes with the last
         // reference, never under a thread that is using it.
         _ = connection
     }
 }
 
+/// A weak reference to the provider for the loop thread's callbacks, read on the provider's queue.
+private final class WeakRelay: @unchecked Sendable {  // unchecked: `provider` is read on one serial queue.
+    weak var provider: PipeWireDeviceProvider?
+    init(_ provider: PipeWireDeviceProvider) { self.provider = provider }
+}
+
 /// Which route cameras take when both PipeWire and V4L2 offer them, from the environment
-/// variable `VIEWFINDER_CAMERA_ROUTE`: `pipewire` (only PipeWire's cameras), `v4l2` (only
-/// V4L2's: the PipeWire backend lists nothing), or unset / `auto` (PipeWire's while a daemon
-/// offers a camera, V4L2 for the rest).
+/// variable `VIEWFINDER_CAMERA_ROUTE`: unset / `auto` (a V4L2 camera that a PipeWire node offers
+/// streams through PipeWire while the node is there, straight from V4L2 otherwise; PipeWire-only
+/// cameras, libcamera's say, are listed too), `pipewire` (only cameras PipeWire offers are listed,
+/// and they stream only through PipeWire), `v4l2` (PipeWire is not asked: the PipeWire backend
+/// lists nothing and V4L2 cameras open their driver). A camera keeps its unique ID whichever
+/// route it takes (``V4L2PipeWireRoute``).
 ///
 /// Thread safety: a value type.
-enum PipeWireRoute: Sendable, Equatable {
+package enum PipeWireRoute: Sendable, Equatable {
     case automatic, pipeWire, v4l2
 
     /// The route the environment asks for now.
-    static var current: PipeWireRoute {
+    package static var current: PipeWireRoute {
         switch ProcessInfo.processInfo.environment["VIEWFINDER_CAMERA_ROUTE"]?.lowercased() {
         case "pipewire": return .pipeWire
         case "v4l2": return .v4l2
@@ -209,5 +266,5 @@ enum PipeWireRoute: Sendable, Equatable {
     }
 
     /// Whether the PipeWire backend lists cameras.
-    var usesPipeWire: Bool { self != .v4l2 }
+    package var usesPipeWire: Bool { self != .v4l2 }
 }

@@ -153,12 +153,11 @@ final class VirtualCameraBackend: DeviceBackend {
     private struct Stream {
         var thread: CaptureThread?
         var produced = 0
-        var finished = false
         var pending: Injection?
         var connected = true
     }
     private let stream = Mutex(Stream())
-    private let finishCondition = NSCondition()
+    private let finish = FinishSignal()
 
     init(configuration: VirtualCamera.Configuration) {
         self.configuration = configuration
@@ -188,15 +187,7 @@ final class VirtualCameraBackend: DeviceBackend {
         }
     }
 
-    func waitUntilFinished(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        finishCondition.lock()
-        defer { finishCondition.unlock() }
-        while !stream.withLock({ $0.finished }) {
-            if !finishCondition.wait(until: deadline) { return stream.withLock { $0.finished } }
-        }
-        return true
-    }
+    func waitUntilFinished(timeout: Double) -> Bool { finish.wait(timeout: timeout) }
 
     func startStreaming(
         format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
@@ -226,10 +217,8 @@ final class VirtualCameraBackend: DeviceBackend {
             drawn.append(buffer)
         }
         drawn.removeAll()
-        stream.withLock {
-            $0.produced = 0
-            $0.finished = false
-        }
+        stream.withLock { $0.produced = 0 }
+        finish.reset()
         // The stream's time origin is taken now, so a clock advanced right after this returns
         // counts from here.
         let start = configuration.clock.now()
@@ -252,12 +241,7 @@ final class VirtualCameraBackend: DeviceBackend {
         thread?.stop()
     }
 
-    private func markFinished() {
-        finishCondition.lock()
-        stream.withLock { $0.finished = true }
-        finishCondition.broadcast()
-        finishCondition.unlock()
-    }
+    private func markFinished() { finish.markFinished() }
 
     /// The index of the first frame stamped at or after `time` in a stream that started at
     /// `start` with frames `frameDuration` apart; `nil` for times before the start. Exact to a

@@ -26,7 +26,7 @@ import Synchronization
 /// ```
 ///
 /// Thread safety: all members may be used from any thread.
-public final class VirtualMicrophone: AudioCaptureSource, Sendable {
+public final class VirtualMicrophone: Sendable {
     /// How the microphone behaves.
     public struct Configuration: Sendable {
         /// The device's name.
@@ -80,17 +80,88 @@ public final class VirtualMicrophone: AudioCaptureSource, Sendable {
         }
     }
 
+    /// How the microphone behaves.
+    public let configuration: Configuration
+    /// The device's unique ID.
+    public var uniqueID: String { source.uniqueID }
+    /// The device's name.
+    public var localizedName: String { configuration.name }
+
+    /// The device to add to a session through ``CaptureDeviceInput``.
+    public let device: CaptureDevice
+    /// The capture thread and its signal, behind ``device``.
+    let source: VirtualMicrophoneSource
+    /// The device backend over ``source`` (what the built-in provider lists).
+    let backend: AudioDeviceBackend
+
+    /// A virtual microphone configured by `configuration`.
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        source = VirtualMicrophoneSource(configuration: configuration)
+        backend = AudioDeviceBackend(
+            source: source, modelID: "Viewfinder Virtual Microphone", manufacturer: "Viewfinder")
+        device = CaptureDevice(backend: backend)
+    }
+
+    /// Whether the microphone is plugged in.
+    public var isConnected: Bool { source.isConnected }
+
+    /// Frames produced in the current or last stream (lost ones included).
+    public var framesProduced: Int { source.framesProduced }
+
+    /// Frames lost because every buffer was held, in the current or last stream.
+    public var framesLost: Int { source.framesLost }
+
+    /// Waits until a microphone with a ``Configuration/frameLimit`` has produced its last frame.
+    /// Returns `false` on timeout.
+    public func waitUntilFinished(timeout: Double) -> Bool {
+        source.waitUntilFinished(timeout: timeout)
+    }
+
+    /// The device (kept for callers written when the microphone made one per call): ``device``.
+    func makeDevice() -> CaptureDevice { device }
+
+    /// Makes the running stream fail with `error` at its next chunk. (Public as
+    /// `simulateFailure(_:)` in ViewfinderSimulator, the test-only product.)
+    package func injectFailure(_ error: CaptureError) { source.injectFailure(error) }
+
+    /// Unplugs the microphone: the running stream fails with ``CaptureError/Code/deviceDisconnected``
+    /// at its next chunk, and the device reports itself disconnected until ``injectReconnect()``.
+    package func injectDisconnect() { source.injectDisconnect() }
+
+    /// Plugs the microphone back in: posts ``CaptureDevice/wasConnectedNotification`` for its
+    /// device, and a session interrupted by the unplug resumes.
+    package func injectReconnect() {
+        source.injectReconnect()
+        NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device)
+    }
+
+    /// The stream position of a delivered buffer's first sample, read from the marker bursts in
+    /// its first channel (``Configuration/hasMarkers``); `nil` when the buffer holds no whole
+    /// marker (buffers shorter than 324 frames may not), or no audio.
+    public static func sampleIndex(of sampleBuffer: SampleBuffer) -> UInt64? {
+        guard let chunk = sampleBuffer.audioChunk, chunk.format.isInterleaved else { return nil }
+        return VirtualMicrophoneSignal.readSampleIndex(
+            from: VirtualMicrophoneSignal.samples(of: chunk.bytes, format: chunk.format))
+    }
+}
+
+/// The virtual microphone's capture source: a paced (or unpaced) thread that fills pooled
+/// buffers with the test signal, behind an ``AudioDeviceBackend``.
+///
+/// Thread safety: all members may be used from any thread.
+final class VirtualMicrophoneSource: AudioCaptureSource, Sendable {
     enum Injection: Sendable {
         case fail(CaptureError)
         case disconnect
     }
 
     /// How the microphone behaves.
-    public let configuration: Configuration
+    let configuration: VirtualMicrophone.Configuration
     /// The device's unique ID.
-    public let uniqueID: String
+    let uniqueID: String
     /// The device's name.
-    public var localizedName: String { configuration.name }
+    var localizedName: String { configuration.name }
     var formats: [AudioFormat] { configuration.formats }
 
     private static let counter = Atomic<Int>(0)
@@ -99,31 +170,29 @@ public final class VirtualMicrophone: AudioCaptureSource, Sendable {
         var thread: CaptureThread?
         var produced = 0
         var lost = 0
-        var finished = false
         var pending: Injection?
         var connected = true
         var start: MediaTime = .invalid
         var signal: VirtualMicrophoneSignal?
     }
     private let state = Mutex(State())
-    private let finishCondition = NSCondition()
-    private let deviceReference = Mutex<WeakReference<CaptureDevice>?>(nil)
+    private let finish = FinishSignal()
 
-    /// A virtual microphone configured by `configuration`.
-    public init(configuration: Configuration = Configuration()) {
+    /// The source of a virtual microphone configured by `configuration`.
+    init(configuration: VirtualMicrophone.Configuration) {
         self.configuration = configuration
         let serial = Self.counter.add(1, ordering: .relaxed).newValue
         uniqueID = configuration.uniqueID ?? "viewfinder.virtual.microphone.\(serial)"
     }
 
     /// Whether the microphone is plugged in.
-    public var isConnected: Bool { state.withLock { $0.connected } }
+    var isConnected: Bool { state.withLock { $0.connected } }
 
     /// Frames produced in the current or last stream (lost ones included).
-    public var framesProduced: Int { state.withLock { $0.produced } }
+    var framesProduced: Int { state.withLock { $0.produced } }
 
     /// Frames lost because every buffer was held, in the current or last stream.
-    public var framesLost: Int { state.withLock { $0.lost } }
+    var framesLost: Int { state.withLock { $0.lost } }
 
     /// The clock time the current or last stream started at (sample 0's presentation time).
     var streamStart: MediaTime { state.withLock { $0.start } }
@@ -133,28 +202,17 @@ public final class VirtualMicrophone: AudioCaptureSource, Sendable {
 
     /// Makes the running stream fail with `error` at its next chunk. (Public as
     /// `simulateFailure(_:)` in ViewfinderSimulator, the test-only product.)
-    package func injectFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
+    func injectFailure(_ error: CaptureError) { state.withLock { $0.pending = .fail(error) } }
 
     /// Unplugs the microphone: the stream fails with ``CaptureError/Code/deviceDisconnected``.
-    package func injectDisconnect() { state.withLock { $0.pending = .disconnect } }
+    func injectDisconnect() { state.withLock { $0.pending = .disconnect } }
 
     /// Plugs the microphone back in: posts ``CaptureDevice/wasConnectedNotification`` for its
     /// device, and a session interrupted by the unplug resumes.
-    package func injectReconnect() {
-        state.withLock { $0.connected = true }
-        NotificationCenter.default.post(name: CaptureDevice.wasConnectedNotification, object: device)
-    }
+    func injectReconnect() { state.withLock { $0.connected = true } }
 
     /// Waits until a microphone with a frame limit has produced its last frame.
-    public func waitUntilFinished(timeout: Double) -> Bool {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        finishCondition.lock()
-        defer { finishCondition.unlock() }
-        while !state.withLock({ $0.finished }) {
-            if !finishCondition.wait(until: deadline) { return state.withLock { $0.finished } }
-        }
-        return true
-    }
+    func waitUntilFinished(timeout: Double) -> Bool { finish.wait(timeout: timeout) }
 
     /// The stream position of the first sample stamped at or after `time`, for a stream that
     /// started at `start` with `rate` frames per second; `nil` for times before the start.
@@ -194,10 +252,10 @@ public final class VirtualMicrophone: AudioCaptureSource, Sendable {
         state.withLock {
             $0.produced = 0
             $0.lost = 0
-            $0.finished = false
             $0.start = start
             $0.signal = signal
         }
+        finish.reset()
         let thread = CaptureThread(name: "viewfinder.virtual-microphone") { [self] thread in
             run(
                 format: format, framesPerChunk: framesPerChunk, start: start, signal: signal, pool: pool, sink: sink,
@@ -215,12 +273,7 @@ public final class VirtualMicrophone: AudioCaptureSource, Sendable {
         thread?.stop()
     }
 
-    private func markFinished() {
-        finishCondition.lock()
-        state.withLock { $0.finished = true }
-        finishCondition.broadcast()
-        finishCondition.unlock()
-    }
+    private func markFinished() { finish.markFinished() }
 
     private func run(
         format: AudioFormat, framesPerChunk: Int, start: MediaTime, signal: VirtualMicrophoneSignal,
@@ -285,37 +338,7 @@ public final class VirtualMicrophone: AudioCaptureSource, Sendable {
 struct VirtualMicrophoneProvider: DeviceProvider {
     static let shared = VirtualMicrophone(
         configuration: .init(uniqueID: "viewfinder.virtual.microphone.0", bufferCount: 32))
-    static let backend = AudioDeviceBackend(
-        source: shared, modelID: "Viewfinder Virtual Microphone", manufacturer: "Viewfinder")
 
     var sortOrder: Int { 1001 }
-    func discoverBackends() -> [any DeviceBackend] { [Self.backend] }
-}
-
-extension VirtualMicrophone {
-    /// The device to add to a session through ``CaptureDeviceInput``: the same object while
-    /// anything (an input, your test) holds it. (The device holds the microphone, not the other
-    /// way round, so a microphone nobody uses goes away.)
-    public var device: CaptureDevice {
-        deviceReference.withLock { reference in
-            if let device = reference?.value { return device }
-            let device = makeDevice()
-            reference = WeakReference(device)
-            return device
-        }
-    }
-
-    /// A new ``CaptureDevice`` for this microphone (tests that want a device of their own).
-    func makeDevice() -> CaptureDevice {
-        CaptureDevice(microphone: self, modelID: "Viewfinder Virtual Microphone", manufacturer: "Viewfinder")
-    }
-
-    /// The stream position of a delivered buffer's first sample, read from the marker bursts in
-    /// its first channel (``Configuration/hasMarkers``); `nil` when the buffer holds no whole
-    /// marker (buffers shorter than 324 frames may not), or no audio.
-    public static func sampleIndex(of sampleBuffer: SampleBuffer) -> UInt64? {
-        guard let chunk = sampleBuffer.audioChunk, chunk.format.isInterleaved else { return nil }
-        return VirtualMicrophoneSignal.readSampleIndex(
-            from: VirtualMicrophoneSignal.samples(of: chunk.bytes, format: chunk.format))
-    }
+    func discoverBackends() -> [any DeviceBackend] { [Self.shared.backend] }
 }

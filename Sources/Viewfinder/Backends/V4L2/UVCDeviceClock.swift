@@ -16,7 +16,8 @@ import Synchronization
 /// are used, and the state says why.
 package enum DeviceClockState: Sendable, Hashable {
     /// The camera has no UVC metadata node (not a UVC camera, an old kernel, or a driver that does
-    /// not expose it): the driver's timestamps.
+    /// not expose it), or streams through its PipeWire node: the driver's (or PipeWire's)
+    /// timestamps.
     case noMetadataNode
     /// The metadata node is there but could not be streamed (busy, refused the UVC format): the
     /// driver's timestamps.

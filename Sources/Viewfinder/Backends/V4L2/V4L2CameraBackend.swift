@@ -50,6 +50,14 @@ final class V4L2CameraBackend: DeviceBackend {
     let formats: [CaptureDevice.Format]
     /// Buffers requested from the driver per stream.
     let bufferCount: Int
+    /// What `VIDIOC_QUERYCAP` says: the bus the camera is on and its card name (what a PipeWire
+    /// node of the camera repeats).
+    let busInfo: String
+    let card: String
+    /// Where a PipeWire node offering this camera is looked for (`nil`: never).
+    let pipeWireRoute: V4L2PipeWireRoute?
+    /// The PipeWire node a running stream goes through, if it does.
+    private let routed = Mutex<PipeWireCameraBackend?>(nil)
 
     private struct Running {
         var thread: CaptureThread
@@ -79,9 +87,12 @@ final class V4L2CameraBackend: DeviceBackend {
 
     init(
         info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
-        portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil
+        portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, pipeWireRoute: V4L2PipeWireRoute? = nil
     ) {
         self.interface = interface
+        self.busInfo = info.busInfo
+        self.card = info.card
+        self.pipeWireRoute = pipeWireRoute
         self.uniqueID = uniqueID
         self.localizedName = info.card.isEmpty ? info.path : info.card
         self.modelID = info.driver
@@ -172,6 +183,11 @@ final class V4L2CameraBackend: DeviceBackend {
     ) throws(CaptureError) -> MediaTime {
         let generation = presenceGeneration
         try checkCanStream(format)
+        if let duration = try streamThroughPipeWire(format: format, frameDuration: frameDuration, sink: sink) {
+            // PipeWire's node stamps the frames: the metadata node is not read on that route.
+            deviceClock.withLock { $0 = (nil, .noMetadataNode) }
+            return duration
+        }
         let fd: Int32
         do {
             fd = try interface.open(path, flags: O_RDWR | O_NONBLOCK)
@@ -244,7 +260,43 @@ final class V4L2CameraBackend: DeviceBackend {
         return actualDuration
     }
 
+    /// The route the running stream takes: ``CameraRoute/pipeWire`` through a PipeWire node,
+    /// ``CameraRoute/v4l2`` straight from the driver, `nil` when not streaming.
+    var streamingRoute: CameraRoute? {
+        if routed.withLock({ $0 }) != nil { return .pipeWire }
+        return running.withLock { $0 } != nil ? .v4l2 : nil
+    }
+
+    /// Starts the stream on the PipeWire node that offers this camera, when the route allows it
+    /// and the node has the format; `nil`: stream straight from the driver.
+    private func streamThroughPipeWire(
+        format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
+    ) throws(CaptureError) -> MediaTime? {
+        guard let route = pipeWireRoute else { return nil }
+        let node = route.node(for: self)
+        let forced = route.route == .pipeWire
+        guard let node, let equivalent = node.format(matching: format, frameDuration: frameDuration) else {
+            guard forced else { return nil }
+            throw CaptureError(
+                node == nil ? .deviceDisconnected : .unsupportedFormat,
+                node == nil
+                    ? "'\(localizedName)' (\(path)) is not offered by a PipeWire daemon now, and VIEWFINDER_CAMERA_ROUTE=pipewire forbids opening it directly: start pipewire and wireplumber, or unset VIEWFINDER_CAMERA_ROUTE"
+                    : "the PipeWire node of '\(localizedName)' does not offer \(format), and VIEWFINDER_CAMERA_ROUTE=pipewire forbids opening the camera directly: choose one of the formats PipeWire offers, or unset VIEWFINDER_CAMERA_ROUTE"
+            )
+        }
+        let duration = try node.startStreaming(format: equivalent, frameDuration: frameDuration, sink: sink)
+        routed.withLock { $0 = node }
+        return duration
+    }
+
     func stopStreaming() {
+        if let node = routed.withLock({ routed in
+            defer { routed = nil }
+            return routed
+        }) {
+            node.stopStreaming()
+            return
+        }
         let current = running.withLock { running in
             defer { running = nil }
             return running

@@ -47,17 +47,35 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
     private let state = Mutex(State())
     private let scanning = NSLock()
 
+    /// Where each camera's PipeWire node is looked for (``V4L2PipeWireRoute``), if anywhere.
+    let pipeWireRoute: V4L2PipeWireRoute?
+
     /// A provider scanning `directory` through `interface` (default: `/dev` through libv4l2).
+    ///
+    /// A camera that `pipeWire` (default: the process's PipeWire provider) also offers is listed
+    /// once, by this provider, and streams through PipeWire while its node is there
+    /// (``V4L2PipeWireRoute``); `route` fixes the route (default: `VIEWFINDER_CAMERA_ROUTE` at each
+    /// use). `pipeWire` `nil`: V4L2 only.
     package init(
         directory: any V4L2DeviceDirectory = V4L2DevDirectory(), interface: any V4L2Interface = LibV4L2Interface(),
-        bufferCount: Int = 4
+        bufferCount: Int = 4, pipeWire: PipeWireDeviceProvider? = .shared, route: PipeWireRoute? = nil
     ) {
         self.directory = directory
         self.interface = interface
         self.bufferCount = bufferCount
+        self.pipeWireRoute = pipeWire.map { V4L2PipeWireRoute(provider: $0, fixedRoute: route) }
+        pipeWire?.addClaimer { [weak self] in self?.presentCameras() }
     }
 
     package func discoverBackends() -> [any DeviceBackend] {
+        let cameras = presentCameras()
+        // Forced through PipeWire: only the cameras a PipeWire node offers.
+        guard let route = pipeWireRoute, route.route == .pipeWire else { return cameras }
+        return cameras.filter { route.node(for: $0) != nil }
+    }
+
+    /// The cameras present now (scanning first when the directory is not watched or changed).
+    func presentCameras() -> [V4L2CameraBackend] {
         let mustScan = state.withLock { !$0.isWatching || $0.needsScan }
         if mustScan { rescan() }
         return state.withLock { $0.present }
@@ -134,7 +152,8 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 } else {
                     backend = V4L2CameraBackend(
                         info: info, uniqueID: id, interface: interface, bufferCount: bufferCount,
-                        portKind: directory.portKind(ofNode: info.path), usb: identity.usb)
+                        portKind: directory.portKind(ofNode: info.path), usb: identity.usb,
+                        pipeWireRoute: pipeWireRoute)
                     backend.setLossHandler { [weak self] in self?.streamDidLoseCamera() }
                     state.known[id] = backend
                 }
