@@ -26,6 +26,13 @@ extension SimulatedUVCCamera {
         defer { noteChange() }
         state.withLock { state in
             guard let handle = state.handles.removeValue(forKey: fd) else { return }
+            if handle.generation == state.generation, state.metadataOwner == fd {
+                state.metadataStreaming = false
+                state.metadataBuffers = []
+                state.metadataQueued = []
+                state.metadataDone = []
+                state.metadataOwner = nil
+            }
             if handle.generation == state.generation, state.owner == fd {
                 // Closing the queue's owner stops streaming and frees the queue (mappings keep
                 // their memory alive).
@@ -58,7 +65,9 @@ extension SimulatedUVCCamera {
             if request == VF_VIDIOC_QUERYCAP {
                 return querycap(handle.isMetadata, argument.assumingMemoryBound(to: v4l2_capability.self), state)
             }
-            guard !handle.isMetadata else { throw V4L2Errno(ENOTTY) }
+            if handle.isMetadata {
+                return try metadataIoctl(fd: fd, request: request, argument: argument, &state)
+            }
             switch request {
             case VF_VIDIOC_ENUM_FMT:
                 try enumFormat(argument.assumingMemoryBound(to: v4l2_fmtdesc.self))
@@ -385,7 +394,7 @@ extension SimulatedUVCCamera {
 
     /// Captures every frame whose time has come: into the oldest queued buffer, or lost (its
     /// sequence number skipped) when none is queued.
-    private func captureDueFrames(_ state: inout State) {
+    func captureDueFrames(_ state: inout State) {
         guard state.streaming else { return }
         let now = configuration.clock.now()
         while deadline(state.nextFrame, state) <= now {
@@ -414,6 +423,15 @@ extension SimulatedUVCCamera {
             }
             state.buffers[index].sequence = sequence &+ state.sequenceOffset
             state.buffers[index].timestamp = time + state.timestampOffset
+            if let clock = configuration.deviceClock {
+                // The host's latency in stamping the frame; the metadata carries the device's time.
+                let frame = UInt64(state.nextFrame - 1)
+                state.buffers[index].timestamp =
+                    state.buffers[index].timestamp + clock.jitter(clock.driverTimestampJitter, index: frame, salt: 1)
+                let fault = state.metadataFaults.isEmpty ? nil : state.metadataFaults.removeFirst()
+                captureMetadata(
+                    time: time, frame: frame, sequence: state.buffers[index].sequence, fault: fault, &state)
+            }
             state.done.append(index)
         }
     }
@@ -469,7 +487,10 @@ extension SimulatedUVCCamera {
             let result: Result<Bool, V4L2Errno> = state.withLock { state in
                 do throws(V4L2Errno) {
                     let handle = try check(fd, state)
-                    guard !handle.isMetadata else { throw V4L2Errno(ENOTTY) }
+                    if handle.isMetadata {
+                        try dequeueMetadata(fd: fd, buffer: buffer, &state)
+                        return .success(true)
+                    }
                     try checkOwner(fd, state)
                     if state.pendingIOError {
                         state.pendingIOError = false
@@ -498,12 +519,12 @@ extension SimulatedUVCCamera {
     /// Maps buffer memory by its `QUERYBUF` offset.
     func memory(fd: Int32, offset: Int64, length: Int) throws(V4L2Errno) -> SimulatedBufferMemory {
         try state.withLock { (state) throws(V4L2Errno) in
-            _ = try check(fd, state)
+            let handle = try check(fd, state)
+            let buffers = handle.isMetadata ? state.metadataBuffers : state.buffers
             let index = Int(offset / Self.mapStride)
-            guard offset % Self.mapStride == 0, index < state.buffers.count,
-                length <= state.buffers[index].memory.length
+            guard offset % Self.mapStride == 0, index < buffers.count, length <= buffers[index].memory.length
             else { throw V4L2Errno(EINVAL) }
-            return state.buffers[index].memory
+            return buffers[index].memory
         }
     }
 

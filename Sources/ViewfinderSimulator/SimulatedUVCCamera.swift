@@ -59,13 +59,16 @@ public final class SimulatedUVCCamera: Sendable {
         public var vendorID: String?
         /// The USB product ID at a port.
         public var productID: String?
+        /// The camera's own clock, read through its metadata node (`nil`: the metadata node
+        /// streams nothing, and the driver's timestamps carry no jitter).
+        public var deviceClock: DeviceClock?
 
         /// A configuration from a format listing; every other parameter has a default.
         public init(
             listing: String, card: String? = nil, driver: String? = nil, busInfo: String? = nil,
             clock: any CaptureClock = HostClock(), emulatesRawFormats: Bool = false, hasTorch: Bool = false,
             bytesPerLineAlignment: Int = 1, serialNumber: String? = nil, vendorID: String? = nil,
-            productID: String? = nil
+            productID: String? = nil, deviceClock: DeviceClock? = nil
         ) {
             self.listing = listing
             self.card = card
@@ -78,6 +81,7 @@ public final class SimulatedUVCCamera: Sendable {
             self.serialNumber = serialNumber
             self.vendorID = vendorID
             self.productID = productID
+            self.deviceClock = deviceClock
         }
     }
 
@@ -183,6 +187,14 @@ public final class SimulatedUVCCamera: Sendable {
         var nextFrame: Int64 = 0
         var sequence: UInt32 = 0
         var faults: [FrameFault] = []
+        /// The metadata node's queue (``DeviceClock``) and the faults its next buffers get.
+        var metadataBuffers: [Buffer] = []
+        var metadataQueued: [Int] = []
+        var metadataDone: [Int] = []
+        var metadataOwner: Int32?
+        var metadataStreaming = false
+        var metadataFilled = 0
+        var metadataFaults: [MetadataFault] = []
         /// Added to every frame's timestamp and sequence number (``FrameFault/timestampStep(_:)``,
         /// ``FrameFault/sequenceStep(_:)``).
         var timestampOffset = MediaTime.zero
@@ -397,6 +409,11 @@ public final class SimulatedUVCCamera: Sendable {
             state.queued = []
             state.done = []
             state.owner = nil
+            state.metadataStreaming = false
+            state.metadataBuffers = []
+            state.metadataQueued = []
+            state.metadataDone = []
+            state.metadataOwner = nil
         }
         noteChange()
     }

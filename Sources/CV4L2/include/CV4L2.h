@@ -64,6 +64,9 @@ static const uint32_t VF_V4L2_CAP_TIMEPERFRAME = V4L2_CAP_TIMEPERFRAME;
 
 // Buffer types, memory, fields, flags.
 static const uint32_t VF_V4L2_BUF_TYPE_VIDEO_CAPTURE = V4L2_BUF_TYPE_VIDEO_CAPTURE;
+static const uint32_t VF_V4L2_BUF_TYPE_META_CAPTURE = V4L2_BUF_TYPE_META_CAPTURE;
+// UVC payload-header metadata (struct uvc_meta_buf blocks) on a UVC camera's metadata node.
+static const uint32_t VF_V4L2_META_FMT_UVC = V4L2_META_FMT_UVC;
 static const uint32_t VF_V4L2_MEMORY_MMAP = V4L2_MEMORY_MMAP;
 static const uint32_t VF_V4L2_FIELD_ANY = V4L2_FIELD_ANY;
 static const uint32_t VF_V4L2_FIELD_NONE = V4L2_FIELD_NONE;

@@ -80,6 +80,10 @@ final class V4L2CameraBackend: DeviceBackend {
     private let controlCache = Mutex<V4L2ControlMap?>(nil)
     private let corruptFrames = Atomic<Int>(0)
     private let lastRing = Mutex<V4L2BufferRing?>(nil)
+    /// The camera's UVC metadata node, set by the provider's scan (`nil`: none).
+    private let metadataNode = Mutex<String?>(nil)
+    /// The current or last stream's metadata, or why there was none.
+    private let deviceClock = Mutex<(stream: UVCMetadataStream?, state: DeviceClockState)>((nil, .noMetadataNode))
 
     init(
         info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
@@ -107,6 +111,23 @@ final class V4L2CameraBackend: DeviceBackend {
     /// Called by the provider's scan: the camera's USB location now (another port, another bus).
     func update(usb location: USBLocation?) {
         usb.withLock { $0 = location }
+    }
+
+    /// Called by the provider's scan: the camera's UVC metadata node (`nil`: it has none).
+    func update(metadataNode path: String?) {
+        metadataNode.withLock { $0 = path }
+    }
+
+    /// The UVC metadata node the next stream reads the device clock from, if any.
+    var metadataNodePath: String? { metadataNode.withLock { $0 } }
+
+    /// Where the current (or last) stream's presentation times come from: the camera's own clock
+    /// (PTS/SCR from its UVC metadata node, mapped to the host clock) or the driver's timestamps,
+    /// and why. See ``DeviceClockState``.
+    package var deviceClockStatus: DeviceClockStatus {
+        deviceClock.withLock { clock in
+            clock.stream?.status.withLock { $0 } ?? DeviceClockStatus(state: clock.state)
+        }
     }
 
     /// The device node the camera is at now (it may change when the camera is plugged in again).
@@ -163,6 +184,8 @@ final class V4L2CameraBackend: DeviceBackend {
         let generation = presenceGeneration
         try checkCanStream(format)
         if let duration = try streamThroughPipeWire(format: format, frameDuration: frameDuration, sink: sink) {
+            // PipeWire's node stamps the frames: the metadata node is not read on that route.
+            deviceClock.withLock { $0 = (nil, .noMetadataNode) }
             return duration
         }
         let fd: Int32
@@ -208,6 +231,10 @@ final class V4L2CameraBackend: DeviceBackend {
             )
         }
         lastRing.withLock { $0 = ring }
+        // The camera's own clock, where its metadata node streams UVC payload headers.
+        let metadataPath = metadataNodePath
+        let metadata = metadataPath.flatMap { UVCMetadataStream.start(path: $0, interface: interface) }
+        deviceClock.withLock { $0 = (metadata, metadataPath == nil ? .noMetadataNode : .metadataUnavailable) }
         // Twice the ring: copies a user holds for a while do not starve an emulated stream at once.
         let copies =
             format.isEmulated && !format.pixelFormat.isCompressed
@@ -217,7 +244,7 @@ final class V4L2CameraBackend: DeviceBackend {
             : nil
         let context = CaptureContext(
             ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes,
-            copies: copies, generation: generation,
+            copies: copies, generation: generation, metadata: metadata,
             rangeCompressor: decodesJPEG
                 ? V4L2RangeCompressor(width: format.dimensions.width, height: format.dimensions.height) : nil)
         let thread = CaptureThread(name: "viewfinder.v4l2.\(URL(fileURLWithPath: path).lastPathComponent)") {
@@ -352,6 +379,8 @@ final class V4L2CameraBackend: DeviceBackend {
         var copies: PixelBufferPool?
         /// The presence generation the stream started in.
         var generation: Int
+        /// The camera's metadata stream, when its clock can be read.
+        var metadata: UVCMetadataStream?
         /// Set when libv4lconvert decodes JPEG into these (full-range) I420 buffers.
         var rangeCompressor: V4L2RangeCompressor?
     }
@@ -402,7 +431,10 @@ final class V4L2CameraBackend: DeviceBackend {
     }
 
     private func capture(_ context: CaptureContext, sink: DeviceStreamSink, isCancelled: () -> Bool) {
-        defer { context.ring.shutDown() }
+        defer {
+            context.ring.shutDown()
+            context.metadata?.shutDown()
+        }
         let host = HostClock()
         var sequence = SequenceState()
         while !isCancelled() {
@@ -507,12 +539,20 @@ final class V4L2CameraBackend: DeviceBackend {
             return nil
         }
         let arrival = host.now()
-        let presentationTime: MediaTime
+        var presentationTime: MediaTime
         if buffer.flags & VF_V4L2_BUF_FLAG_TIMESTAMP_MASK == VF_V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC {
             let nanoseconds = Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000
             presentationTime = MediaTime(value: nanoseconds, timescale: 1_000_000_000)
         } else {
             presentationTime = arrival
+        }
+        // The sensor's time from the camera's clock, free of USB and scheduling jitter, once known.
+        if let metadata = context.metadata,
+            let mapped = metadata.presentationTime(
+                sequence: buffer.sequence,
+                driverTime: presentationTime.nanoseconds)
+        {
+            presentationTime = MediaTime(value: mapped, timescale: 1_000_000_000)
         }
         var pixels: PixelBuffer?
         if let copies = context.copies {

@@ -114,11 +114,15 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
         var found: [V4L2DeviceInfo] = []
         var identities: [V4L2NodeIdentity] = []
         var problems: [CaptureError] = []
+        var metadataNodes: [String: String] = [:]  // UVC metadata nodes by bus info
         for path in directory.videoNodes() {
             do {
                 if let info = try V4L2DeviceInfo.probe(path: path, interface: interface) {
                     found.append(info)
                     identities.append(directory.identity(ofNode: path))
+                } else if let bus = UVCMetadataStream.uvcMetadataBusInfo(path: path, interface: interface), !bus.isEmpty
+                {
+                    metadataNodes[bus] = metadataNodes[bus] ?? path
                 }
             } catch  where [ENOENT, ENODEV, ENXIO].contains(error.code) {
                 continue  // gone between listing and opening
@@ -165,6 +169,7 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 let wasPresent = previous.contains { $0 === backend } && backend.isConnected
                 backend.update(path: info.path, connected: true)
                 backend.update(usb: identity.usb)
+                backend.update(metadataNode: metadataNodes[info.busInfo])
                 if !wasPresent { changes.connected.append(backend) }
             }
             let isFirst = !state.hasScanned
