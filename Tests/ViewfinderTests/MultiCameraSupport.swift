@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 @testable import Viewfinder
@@ -25,16 +26,22 @@ struct MultiCameraRig {
     ) throws {
         clock = ManualClock()
         bus = SimulatedV4L2Bus()
+        // Serial numbers unique in the process: the USB bandwidth ledger is the process's, keyed by
+        // unique ID, so two rigs of parallel tests with the same serials released each other's
+        // reservations (an ENOSPC test failed 1 run in 3).
+        let rigNumber = Self.rigs.add(1, ordering: .relaxed).newValue
         for (index, port) in ports.enumerated() {
             let camera = try SimulatedUVCCamera(
                 configuration: .init(
                     listing: SimulatedUVCCamera.c920Listing, card: numbered ? "\(card) \(index + 1)" : card,
                     clock: clock,
-                    serialNumber: serials.map { $0[index] } ?? "SN\(index + 1)", vendorID: "046d", productID: "082d"))
+                    serialNumber: serials.map { $0[index] } ?? "SN\(rigNumber)-\(index + 1)", vendorID: "046d", productID: "082d"))
             bus.plug(camera, port: port)
             cameras.append(camera)
         }
     }
+
+    private static let rigs = Atomic<Int>(0)
 
     func device(_ index: Int) throws -> CaptureDevice {
         try #require(bus.device(for: cameras[index]))
