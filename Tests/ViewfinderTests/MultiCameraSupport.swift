@@ -35,7 +35,8 @@ struct MultiCameraRig {
                 configuration: .init(
                     listing: SimulatedUVCCamera.c920Listing, card: numbered ? "\(card) \(index + 1)" : card,
                     clock: clock,
-                    serialNumber: serials.map { $0[index] } ?? "SN\(rigNumber)-\(index + 1)", vendorID: "046d", productID: "082d"))
+                    serialNumber: serials.map { $0[index] } ?? "SN\(rigNumber)-\(index + 1)", vendorID: "046d",
+                    productID: "082d"))
             bus.plug(camera, port: port)
             cameras.append(camera)
         }
