@@ -58,6 +58,14 @@ package final class PipeWireTestCamera: Sendable {
             fill: fill)
     }
 
+    /// Publishes `controls` on the node (see ``PipeWireProducer/publish(controls:)``).
+    package func publish(controls: [PipeWireProducer.Control]) throws(CaptureError) {
+        try producer.publish(controls: controls)
+    }
+
+    /// The value control `id` has at the producer now, or `nil` without such a control.
+    package func value(ofControl id: UInt32) -> Int32? { producer.value(ofControl: id) }
+
     /// Frames produced and skipped, and whether a consumer is streaming.
     package var counts: (produced: UInt64, skipped: UInt64, isStreaming: Bool) { producer.counts }
 
