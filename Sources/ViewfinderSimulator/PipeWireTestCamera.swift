@@ -14,9 +14,11 @@ package final class PipeWireTestCamera: Sendable {
     package var format: CaptureDevice.Format { producer.format }
 
     /// Publishes node `name` in `format` (`yuyv`, `nv12`, `i420`, `bgrx` or `mjpeg`) at `width` x
-    /// `height` and `framesPerSecond`, on the daemon at `remoteName` (default `$PIPEWIRE_REMOTE`).
+    /// `height` and `framesPerSecond`, on the daemon at `remoteName` (default `$PIPEWIRE_REMOTE`),
+    /// with `controls` in its PropInfo and Props (none by default).
     package init(
-        name: String, format: String, width: Int, height: Int, framesPerSecond: Int32, remoteName: String? = nil
+        name: String, format: String, width: Int, height: Int, framesPerSecond: Int32, remoteName: String? = nil,
+        controls: [PipeWireProducer.Control] = []
     ) throws(CaptureError) {
         let pixelFormat: PixelFormat
         switch format {
@@ -56,6 +58,7 @@ package final class PipeWireTestCamera: Sendable {
         producer = try PipeWireProducer(
             connection: connection, name: name, description: "Viewfinder test camera \(name)", format: captureFormat,
             fill: fill)
+        if !controls.isEmpty { try producer.publish(controls: controls) }
     }
 
     /// Publishes `controls` on the node (see ``PipeWireProducer/publish(controls:)``).

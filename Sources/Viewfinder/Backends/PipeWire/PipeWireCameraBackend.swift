@@ -434,7 +434,8 @@ extension PipeWireCameraBackend: ControllableBackend {
         let (nodeID, isConnected) = node.withLock { ($0.id, $0.isConnected) }
         guard isConnected, let connection = connection.withLock({ $0 }) else {
             throw CaptureError(
-                .deviceDisconnected, "\(action) on '\(localizedName)' failed: its PipeWire node is gone; reconnect the camera")
+                .deviceDisconnected,
+                "\(action) on '\(localizedName)' failed: its PipeWire node is gone; reconnect the camera")
         }
         guard !connection.isCallerOnLoopThread else {
             throw CaptureError(
