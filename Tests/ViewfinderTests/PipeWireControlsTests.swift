@@ -10,8 +10,10 @@ import ViewfinderSimulator
 struct PipeWireControlsTests {
     typealias Control = PipeWireProducer.Control
 
-    static let backlightID = Control.customID + 0x98_091c  // V4L2_CID_BACKLIGHT_COMPENSATION, as PipeWire's V4L2 plugin names it
-    static let powerLineID = Control.customID + 0x98_0918  // V4L2_CID_POWER_LINE_FREQUENCY
+    /// V4L2_CID_BACKLIGHT_COMPENSATION and V4L2_CID_POWER_LINE_FREQUENCY as PipeWire's V4L2 plugin
+    /// publishes them (SPA_PROP_START_CUSTOM + the V4L2 ID).
+    static let backlightID = Control.customID + 0x98_091c
+    static let powerLineID = Control.customID + 0x98_0918
 
     static let published: [Control] = [
         Control(
