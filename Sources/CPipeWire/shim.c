@@ -692,6 +692,13 @@ static int vf_pw_publish_controls(struct vf_pw_producer *p, int with_info) {
         case VF_PW_CONTROL_BOOL:
             spa_pod_builder_add(&b, SPA_PROP_INFO_type, SPA_POD_CHOICE_Bool(control->default_value != 0), 0);
             break;
+        case VF_PW_CONTROL_FLOAT:
+            spa_pod_builder_add(
+                &b, SPA_PROP_INFO_type,
+                SPA_POD_CHOICE_RANGE_Float(
+                    (float)control->float_default, (float)control->float_minimum, (float)control->float_maximum),
+                0);
+            break;
         case VF_PW_CONTROL_MENU:
             spa_pod_builder_add(&b, SPA_PROP_INFO_type, SPA_POD_CHOICE_ENUM_Int(1, control->default_value), 0);
             spa_pod_builder_prop(&b, SPA_PROP_INFO_labels, 0);
@@ -719,6 +726,8 @@ static int vf_pw_publish_controls(struct vf_pw_producer *p, int with_info) {
         spa_pod_builder_prop(&b, control->id, 0);
         if (control->kind == VF_PW_CONTROL_BOOL) {
             spa_pod_builder_bool(&b, control->value != 0);
+        } else if (control->kind == VF_PW_CONTROL_FLOAT) {
+            spa_pod_builder_float(&b, (float)control->float_value);
         } else {
             spa_pod_builder_int(&b, control->value);
         }
@@ -739,6 +748,10 @@ static void vf_pw_producer_props_set(struct vf_pw_producer *p, const struct spa_
     for (int i = 0; i < p->control_count; i++) {
         if (!incoming[i].has_value) continue;
         vf_pw_control *control = &p->controls[i];
+        if (control->kind == VF_PW_CONTROL_FLOAT) {
+            control->float_value = SPA_CLAMP(incoming[i].float_value, control->float_minimum, control->float_maximum);
+            continue;
+        }
         int32_t value = incoming[i].value;
         if (control->kind == VF_PW_CONTROL_MENU) {
             int offered = 0;
@@ -760,12 +773,13 @@ int vf_pw_producer_set_controls(vf_pw_producer *p, const vf_pw_control *controls
     return res;
 }
 
-int vf_pw_producer_control_value(vf_pw_producer *p, uint32_t id, int32_t *value) {
+int vf_pw_producer_control_value(vf_pw_producer *p, uint32_t id, int32_t *value, double *float_value) {
     int found = 0;
     pw_thread_loop_lock(p->c->loop);
     for (int i = 0; i < p->control_count; i++) {
         if (p->controls[i].id != id) continue;
         if (value) *value = p->controls[i].value;
+        if (float_value) *float_value = p->controls[i].float_value;
         found = 1;
     }
     pw_thread_loop_unlock(p->c->loop);

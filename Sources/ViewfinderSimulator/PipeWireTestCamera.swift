@@ -69,6 +69,9 @@ package final class PipeWireTestCamera: Sendable {
     /// The value control `id` has at the producer now, or `nil` without such a control.
     package func value(ofControl id: UInt32) -> Int32? { producer.value(ofControl: id) }
 
+    /// The value floating-point control `id` has at the producer now, or `nil` without such a control.
+    package func floatValue(ofControl id: UInt32) -> Double? { producer.floatValue(ofControl: id) }
+
     /// Frames produced and skipped, and whether a consumer is streaming.
     package var counts: (produced: UInt64, skipped: UInt64, isStreaming: Bool) { producer.counts }
 

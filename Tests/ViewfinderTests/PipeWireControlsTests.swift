@@ -150,6 +150,30 @@ struct PipeWireControlsTests {
         }
     }
 
+    @Test("a floating-point control (as libcamera's nodes have) is listed and set in thousandths")
+    func floatControl() throws {
+        let saturation = Control(
+            id: Control.saturationID, name: "Saturation", minimum: 0, maximum: 32, defaultValue: 1, value: 1.5)
+        try withCamera("controls-float", controls: [saturation]) { device, camera in
+            let control = try #require(device.controls.first { $0.id == .saturation })
+            #expect(control.kind == .integer)
+            #expect(control.minimum == 0 && control.maximum == 32_000 && control.step == 1)
+            #expect(control.defaultValue == 1000)
+            #expect(try device.value(of: .saturation) == 1500)
+            try device.lockForConfiguration()
+            defer { device.unlockForConfiguration() }
+            try device.setValue(2250, for: .saturation)
+            #expect(eventually { camera.floatValue(ofControl: Control.saturationID) == 2.25 })
+            #expect(eventually { (try? device.value(of: .saturation)) == 2250 })
+            do {
+                try device.setValue(32_001, for: .saturation)
+                Issue.record("32.001 was accepted for a 0…32 control")
+            } catch let error as CaptureError {
+                #expect(error.code == .invalidArgument)
+            }
+        }
+    }
+
     @Test("a node without PropInfo has no controls, and asking for one is an error, not a crash")
     func nodeWithoutControls() throws {
         try withCamera("controls-none", controls: []) { device, _ in

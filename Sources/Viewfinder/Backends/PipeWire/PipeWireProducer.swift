@@ -105,6 +105,9 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
             case boolean
             /// One of the items (value, label).
             case menu([(value: Int32, name: String)])
+            /// `minimum`…`maximum`, floating point (as libcamera's nodes have): the control's
+            /// default and value are then `floatDefault` and `floatValue`.
+            case float(minimum: Double, maximum: Double)
         }
         /// Its SPA property ID (``brightnessID`` …, or ``customID`` and up).
         package var id: UInt32
@@ -113,6 +116,9 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
         package var defaultValue: Int32
         /// Its value at first.
         package var value: Int32
+        /// A floating-point control's default and first value.
+        package var floatDefault: Double
+        package var floatValue: Double
 
         package init(id: UInt32, name: String, kind: Kind, defaultValue: Int32, value: Int32? = nil) {
             self.id = id
@@ -120,12 +126,24 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
             self.kind = kind
             self.defaultValue = defaultValue
             self.value = value ?? defaultValue
+            self.floatDefault = Double(defaultValue)
+            self.floatValue = Double(value ?? defaultValue)
         }
 
-        /// `SPA_PROP_brightness`, `SPA_PROP_contrast`, `SPA_PROP_gain`, `SPA_PROP_exposure`, and
-        /// the first of a node's own (`SPA_PROP_START_CUSTOM`).
+        /// A floating-point control from `minimum` to `maximum`.
+        package init(
+            id: UInt32, name: String, minimum: Double, maximum: Double, defaultValue: Double, value: Double? = nil
+        ) {
+            self.init(id: id, name: name, kind: .float(minimum: minimum, maximum: maximum), defaultValue: 0)
+            self.floatDefault = defaultValue
+            self.floatValue = value ?? defaultValue
+        }
+
+        /// `SPA_PROP_brightness`, `SPA_PROP_contrast`, `SPA_PROP_saturation`, `SPA_PROP_gain`,
+        /// `SPA_PROP_exposure`, and the first of a node's own (`SPA_PROP_START_CUSTOM`).
         package static let brightnessID = UInt32(VF_PW_PROP_BRIGHTNESS)
         package static let contrastID = UInt32(VF_PW_PROP_CONTRAST)
+        package static let saturationID = UInt32(VF_PW_PROP_SATURATION)
         package static let gainID = UInt32(VF_PW_PROP_GAIN)
         package static let exposureID = UInt32(VF_PW_PROP_EXPOSURE)
         package static let customID = UInt32(VF_PW_PROP_START_CUSTOM)
@@ -145,6 +163,10 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
             case .integer(let minimum, let maximum, let step):
                 control.kind = UInt32(VF_PW_CONTROL_INT)
                 (control.minimum, control.maximum, control.step) = (minimum, maximum, step)
+            case .float(let minimum, let maximum):
+                control.kind = UInt32(VF_PW_CONTROL_FLOAT)
+                (control.float_minimum, control.float_maximum) = (minimum, maximum)
+                (control.float_default, control.float_value) = (floatDefault, floatValue)
             case .boolean:
                 control.kind = UInt32(VF_PW_CONTROL_BOOL)
                 (control.minimum, control.maximum, control.step) = (0, 1, 1)
@@ -189,7 +211,13 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
     /// The value control `id` has now (as consumers last set it), or `nil` without such a control.
     package func value(ofControl id: UInt32) -> Int32? {
         var value: Int32 = 0
-        return vf_pw_producer_control_value(handle, id, &value) == 1 ? value : nil
+        return vf_pw_producer_control_value(handle, id, &value, nil) == 1 ? value : nil
+    }
+
+    /// The value floating-point control `id` has now, or `nil` without such a control.
+    package func floatValue(ofControl id: UInt32) -> Double? {
+        var value = 0.0
+        return vf_pw_producer_control_value(handle, id, nil, &value) == 1 ? value : nil
     }
 
     /// Removes the node. Called by `deinit` too.
