@@ -22,9 +22,12 @@ _Static_assert(VF_PW_PROP_GAIN == SPA_PROP_gain, "SPA_PROP_gain");
 _Static_assert(VF_PW_PROP_SHARPNESS == SPA_PROP_sharpness, "SPA_PROP_sharpness");
 _Static_assert(VF_PW_PROP_START_CUSTOM == SPA_PROP_START_CUSTOM, "SPA_PROP_START_CUSTOM");
 
-/// Whether `id` names a video control (not a device property such as SPA_PROP_device).
+/// Whether `id` names a video control (not a device property such as SPA_PROP_device): the video
+/// props, a node's own (from SPA_PROP_START_CUSTOM), and the IDs below SPA_PROP_START_Device that
+/// PipeWire 0.3's libcamera plugin gives its controls (libcamera's own control IDs).
 static int vf_pw_is_video_control(uint32_t id) {
-    return (id > SPA_PROP_START_Video && id < SPA_PROP_START_Other) || id >= SPA_PROP_START_CUSTOM;
+    return (id > SPA_PROP_unknown && id < SPA_PROP_START_Device)
+        || (id > SPA_PROP_START_Video && id < SPA_PROP_START_Other) || id >= SPA_PROP_START_CUSTOM;
 }
 
 static double vf_pw_number(const struct spa_pod *pod, uint32_t index) {

@@ -154,7 +154,14 @@ struct PipeWireControlsTests {
     func floatControl() throws {
         let saturation = Control(
             id: Control.saturationID, name: "Saturation", minimum: 0, maximum: 32, defaultValue: 1, value: 1.5)
-        try withCamera("controls-float", controls: [saturation]) { device, camera in
+        // As PipeWire 0.3's libcamera plugin publishes them: libcamera's control ID and name.
+        let exposureTime = Control(
+            id: 7, name: "ExposureTime", kind: .integer(minimum: 1, maximum: 66_666, step: 1), defaultValue: 10_000)
+        let gain = Control(id: 9, name: "AnalogueGain", minimum: 1, maximum: 16, defaultValue: 1)
+        try withCamera("controls-float", controls: [saturation, exposureTime, gain]) { device, camera in
+            #expect(device.controls.map(\.id.rawValue).sorted() == ["exposureTime", "gain", "saturation"])
+            #expect(device.control(.init(rawValue: "exposureTime"))?.maximum == 66_666)
+            #expect(device.control(.gain)?.maximum == 16_000)
             let control = try #require(device.controls.first { $0.id == .saturation })
             #expect(control.kind == .integer)
             #expect(control.minimum == 0 && control.maximum == 32_000 && control.step == 1)
@@ -205,5 +212,10 @@ struct PipeWireControlsTests {
                 == .whiteBalanceTemperature)
         #expect(PipeWireControlMap.neutralID(spaID: Control.exposureID, name: "Exposure").rawValue == "exposure")
         #expect(PipeWireControlMap.scaled(-0.25) == -250)
+        // PipeWire 0.3's libcamera plugin: libcamera's control IDs and names.
+        #expect(PipeWireControlMap.neutralID(spaID: 9, name: "AnalogueGain") == .gain)
+        #expect(PipeWireControlMap.neutralID(spaID: 11, name: "Brightness") == .brightness)
+        #expect(PipeWireControlMap.neutralID(spaID: 7, name: "ExposureTime").rawValue == "exposureTime")
+        #expect(PipeWireControlMap.neutralID(spaID: Control.customID + 1, name: "ISO").rawValue == "iso")
     }
 }

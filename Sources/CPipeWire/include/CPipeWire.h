@@ -181,7 +181,8 @@ enum { VF_PW_CONTROL_INT = 0, VF_PW_CONTROL_BOOL = 1, VF_PW_CONTROL_MENU = 2, VF
 #define VF_PW_MAX_CONTROLS 64
 
 /// One control of a node: its PropInfo (only video controls: IDs from SPA_PROP_START_Video to
-/// SPA_PROP_START_Other, and custom ones from SPA_PROP_START_CUSTOM) and, when the node's Props
+/// SPA_PROP_START_Other, custom ones from SPA_PROP_START_CUSTOM, and libcamera's control IDs below
+/// SPA_PROP_START_Device, as PipeWire 0.3's libcamera plugin names them) and, when the node's Props
 /// carry it, its current value (`has_value`).
 typedef struct {
     uint32_t id;

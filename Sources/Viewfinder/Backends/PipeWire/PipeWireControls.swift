@@ -10,7 +10,9 @@ import Foundation
 /// (PipeWire's V4L2 plugin publishes each V4L2 control it has no SPA name for as
 /// `SPA_PROP_START_CUSTOM` + the V4L2 ID) get an ID made from their description, as V4L2 controls
 /// do ("White Balance Temperature" → `"whiteBalanceTemperature"`, "Backlight Compensation" →
-/// `"backlightCompensation"`). Integer ranges, booleans and menus keep their values; a
+/// `"backlightCompensation"`). PipeWire 0.3's libcamera plugin gives controls libcamera's own IDs
+/// and names: "Brightness", "Contrast", "Saturation", "Sharpness", "Gamma" and "AnalogueGain" map
+/// to the named IDs, others keep their CamelCase name ("ExposureTime" → `"exposureTime"`). Integer ranges, booleans and menus keep their values; a
 /// floating-point range (libcamera's nodes) is listed in thousandths (`-1.0…1.0` → `-1000…1000`).
 ///
 /// Thread safety: a value type built from one listing.
@@ -90,11 +92,23 @@ struct PipeWireControlMap: Sendable {
     /// A floating-point value in neutral units.
     static func scaled(_ value: Double) -> Int { Int((value * floatScale).rounded()) }
 
+    /// libcamera's names for the named controls, where PipeWire 0.3's libcamera plugin gives a
+    /// control libcamera's own ID (below `SPA_PROP_START_Device`) instead of an SPA one.
+    static let libcameraNamed: [String: CaptureDevice.Control.ID] = [
+        "Brightness": .brightness, "Contrast": .contrast, "Saturation": .saturation, "Sharpness": .sharpness,
+        "Gamma": .gamma, "AnalogueGain": .gain,
+    ]
+
     /// The neutral ID of SPA property `spaID` described as `name`.
     static func neutralID(spaID: UInt32, name: String) -> CaptureDevice.Control.ID {
         if let id = named[spaID] { return id }
+        if spaID < 0x100, let id = libcameraNamed[name] { return id }
         let words = name.split { !$0.isLetter && !$0.isNumber }.map(String.init)
         guard let first = words.first else { return .init(rawValue: "control\(String(spaID, radix: 16))") }
+        // One CamelCase word (libcamera's "ExposureTime"): keep its humps.
+        if words.count == 1, first.contains(where: \.isLowercase) {
+            return .init(rawValue: first.prefix(1).lowercased() + first.dropFirst())
+        }
         let rest = words.dropFirst().map { $0.prefix(1).uppercased() + $0.dropFirst().lowercased() }
         return .init(rawValue: first.lowercased() + rest.joined())
     }
