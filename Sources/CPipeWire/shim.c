@@ -604,6 +604,7 @@ struct vf_pw_producer {
     int32_t stride;
     vf_pw_control controls[VF_PW_MAX_CONTROLS];
     int control_count;
+    int shows_values;
 };
 
 static void vf_pw_frame_geometry(const vf_pw_format *f, uint32_t *size, int32_t *stride) {
@@ -721,7 +722,7 @@ static int vf_pw_publish_controls(struct vf_pw_producer *p, int with_info) {
     }
     struct spa_pod_frame f;
     spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
-    for (int i = 0; i < p->control_count; i++) {
+    for (int i = 0; p->shows_values && i < p->control_count; i++) {
         const vf_pw_control *control = &p->controls[i];
         spa_pod_builder_prop(&b, control->id, 0);
         if (control->kind == VF_PW_CONTROL_BOOL) {
@@ -763,12 +764,15 @@ static void vf_pw_producer_props_set(struct vf_pw_producer *p, const struct spa_
     vf_pw_publish_controls(p, 0);
 }
 
-int vf_pw_producer_set_controls(vf_pw_producer *p, const vf_pw_control *controls, int count) {
+int vf_pw_producer_set_controls(vf_pw_producer *p, const vf_pw_control *controls, int count, int shows_values) {
     if (count < 0 || count > VF_PW_MAX_CONTROLS) return -EINVAL;
     pw_thread_loop_lock(p->c->loop);
+    p->shows_values = shows_values;
     memcpy(p->controls, controls, sizeof(vf_pw_control) * (size_t)count);
     p->control_count = count;
     int res = vf_pw_publish_controls(p, 1);
+    // Until the daemon has them, other clients enumerating the node's params see the old ones.
+    if (res >= 0 && !pw_thread_loop_in_thread(p->c->loop)) res = vf_pw_sync_locked(p->c, 2000);
     pw_thread_loop_unlock(p->c->loop);
     return res;
 }

@@ -62,8 +62,8 @@ package final class PipeWireTestCamera: Sendable {
     }
 
     /// Publishes `controls` on the node (see ``PipeWireProducer/publish(controls:)``).
-    package func publish(controls: [PipeWireProducer.Control]) throws(CaptureError) {
-        try producer.publish(controls: controls)
+    package func publish(controls: [PipeWireProducer.Control], showingValues: Bool = true) throws(CaptureError) {
+        try producer.publish(controls: controls, showingValues: showingValues)
     }
 
     /// The value control `id` has at the producer now, or `nil` without such a control.

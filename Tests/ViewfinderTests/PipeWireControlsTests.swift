@@ -181,6 +181,22 @@ struct PipeWireControlsTests {
         }
     }
 
+    @Test("a node whose Props carry no values (as PipeWire's V4L2 plugin's): the default, then the last value set")
+    func valuesNotInProps() throws {
+        try withCamera("controls-hidden", controls: []) { device, camera in
+            try camera.publish(controls: Self.published, showingValues: false)
+            #expect(device.controls.count == 4)
+            // Brightness is 10 at the producer, but its Props do not say so: the default is all we know.
+            #expect(try device.value(of: .brightness) == 0)
+            try device.lockForConfiguration()
+            defer { device.unlockForConfiguration() }
+            try device.setValue(33, for: .brightness)
+            #expect(eventually { camera.value(ofControl: Control.brightnessID) == 33 })
+            #expect(try device.value(of: .brightness) == 33)
+            #expect(try device.value(of: .contrast) == 50)
+        }
+    }
+
     @Test("a node without PropInfo has no controls, and asking for one is an error, not a crash")
     func nodeWithoutControls() throws {
         try withCamera("controls-none", controls: []) { device, _ in

@@ -219,11 +219,12 @@ int vf_pw_node_set_control(
     vf_pw_connection *connection, uint32_t id, const vf_pw_control *control, int32_t value, double float_value,
     int timeout_ms);
 
-/// Publishes `count` controls (at most VF_PW_MAX_CONTROLS) on a
-/// producer's node as PropInfo params and their `value`s as its Props; a Props set on the node
-/// (pw_node_set_param) updates them (clamped to their ranges) and the Props it shows. Returns 0 or
-/// a negative errno.
-int vf_pw_producer_set_controls(vf_pw_producer *producer, const vf_pw_control *controls, int count);
+/// Publishes `count` controls (at most VF_PW_MAX_CONTROLS) on a producer's node as PropInfo
+/// params and (`shows_values`) their `value`s as its Props (else an empty Props, as PipeWire's V4L2
+/// plugin shows); a Props set on the node (pw_node_set_param) updates them (clamped to their
+/// ranges) and the Props it shows. Returns once the daemon has them (off the loop thread): 0 or a
+/// negative errno.
+int vf_pw_producer_set_controls(vf_pw_producer *producer, const vf_pw_control *controls, int count, int shows_values);
 /// The value a producer's control `id` has now (`float_value` for VF_PW_CONTROL_FLOAT); returns 1,
 /// or 0 when it has no such control.
 int vf_pw_producer_control_value(vf_pw_producer *producer, uint32_t id, int32_t *value, double *float_value);

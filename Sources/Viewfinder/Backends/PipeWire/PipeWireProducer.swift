@@ -196,10 +196,12 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
     }
 
     /// Publishes `controls` on the node (replacing any before): consumers see them in its
-    /// PropInfo and their values in its Props, and set them with `pw_node_set_param(Props)`.
-    package func publish(controls: [Control]) throws(CaptureError) {
+    /// PropInfo and (`showingValues`) their values in its Props, and set them with
+    /// `pw_node_set_param(Props)`. Without `showingValues` the Props carry no control values, as
+    /// PipeWire's V4L2 plugin's do.
+    package func publish(controls: [Control], showingValues: Bool = true) throws(CaptureError) {
         let shim = controls.map(\.shim)
-        let result = vf_pw_producer_set_controls(handle, shim, Int32(shim.count))
+        let result = vf_pw_producer_set_controls(handle, shim, Int32(shim.count), showingValues ? 1 : 0)
         guard result >= 0 else {
             throw CaptureError(
                 .invalidArgument,
