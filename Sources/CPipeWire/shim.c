@@ -15,6 +15,7 @@
 #include <spa/pod/iter.h>
 #include <spa/utils/result.h>
 #include <spa/buffer/meta.h>
+#include <spa/param/props.h>
 
 static void vf_pw_set_error(char *error, size_t error_size, const char *format, const char *detail) {
     if (error && error_size > 0) snprintf(error, error_size, format, detail ? detail : "");
@@ -601,6 +602,9 @@ struct vf_pw_producer {
     int streaming;
     uint32_t frame_size;
     int32_t stride;
+    vf_pw_control controls[VF_PW_MAX_CONTROLS];
+    int control_count;
+    int shows_values;
 };
 
 static void vf_pw_frame_geometry(const vf_pw_format *f, uint32_t *size, int32_t *stride) {
@@ -672,8 +676,126 @@ static void on_producer_state(void *data, enum pw_stream_state old, enum pw_stre
     pw_loop_update_timer(pw_thread_loop_get_loop(p->c->loop), p->timer, &value, &interval, false);
 }
 
+/// Publishes the producer's controls: one PropInfo param each, and one Props param with their
+/// values (with the loop locked).
+static int vf_pw_publish_controls(struct vf_pw_producer *p, int with_info) {
+    uint8_t buffer[16384];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    const struct spa_pod *params[VF_PW_MAX_CONTROLS + 1];
+    uint32_t n = 0;
+    for (int i = 0; with_info && i < p->control_count; i++) {
+        const vf_pw_control *control = &p->controls[i];
+        struct spa_pod_frame f[2];
+        spa_pod_builder_push_object(&b, &f[0], SPA_TYPE_OBJECT_PropInfo, SPA_PARAM_PropInfo);
+        spa_pod_builder_add(
+            &b, SPA_PROP_INFO_id, SPA_POD_Id(control->id), SPA_PROP_INFO_description, SPA_POD_String(control->name), 0);
+        switch (control->kind) {
+        case VF_PW_CONTROL_BOOL:
+            spa_pod_builder_add(&b, SPA_PROP_INFO_type, SPA_POD_CHOICE_Bool(control->default_value != 0), 0);
+            break;
+        case VF_PW_CONTROL_FLOAT:
+            spa_pod_builder_add(
+                &b, SPA_PROP_INFO_type,
+                SPA_POD_CHOICE_RANGE_Float(
+                    (float)control->float_default, (float)control->float_minimum, (float)control->float_maximum),
+                0);
+            break;
+        case VF_PW_CONTROL_MENU:
+            spa_pod_builder_add(&b, SPA_PROP_INFO_type, SPA_POD_CHOICE_ENUM_Int(1, control->default_value), 0);
+            spa_pod_builder_prop(&b, SPA_PROP_INFO_labels, 0);
+            spa_pod_builder_push_struct(&b, &f[1]);
+            for (uint32_t m = 0; m < control->menu_count && m < VF_PW_MAX_MENU; m++) {
+                spa_pod_builder_int(&b, control->menu_values[m]);
+                spa_pod_builder_string(&b, control->menu_names[m]);
+            }
+            spa_pod_builder_pop(&b, &f[1]);
+            break;
+        default:
+            spa_pod_builder_add(
+                &b, SPA_PROP_INFO_type,
+                SPA_POD_CHOICE_STEP_Int(control->default_value, control->minimum, control->maximum, SPA_MAX(1, control->step)), 0);
+            break;
+        }
+        const struct spa_pod *info = spa_pod_builder_pop(&b, &f[0]);
+        if (info == NULL) return -ENOSPC;
+        params[n++] = info;
+    }
+    struct spa_pod_frame f;
+    spa_pod_builder_push_object(&b, &f, SPA_TYPE_OBJECT_Props, SPA_PARAM_Props);
+    for (int i = 0; p->shows_values && i < p->control_count; i++) {
+        const vf_pw_control *control = &p->controls[i];
+        spa_pod_builder_prop(&b, control->id, 0);
+        if (control->kind == VF_PW_CONTROL_BOOL) {
+            spa_pod_builder_bool(&b, control->value != 0);
+        } else if (control->kind == VF_PW_CONTROL_FLOAT) {
+            spa_pod_builder_float(&b, (float)control->float_value);
+        } else {
+            spa_pod_builder_int(&b, control->value);
+        }
+    }
+    const struct spa_pod *props = spa_pod_builder_pop(&b, &f);
+    if (props == NULL) return -ENOSPC;
+    params[n++] = props;
+    return pw_stream_update_params(p->stream, params, n);
+}
+
+/// A Props set on the producer's node: take the values of its controls (clamped to their
+/// ranges; a menu keeps its value for one it does not offer) and show them in its Props.
+static void vf_pw_producer_props_set(struct vf_pw_producer *p, const struct spa_pod *param) {
+    vf_pw_control incoming[VF_PW_MAX_CONTROLS];
+    memcpy(incoming, p->controls, sizeof(vf_pw_control) * (size_t)p->control_count);
+    for (int i = 0; i < p->control_count; i++) incoming[i].has_value = 0;
+    vf_pw_parse_props(param, incoming, p->control_count);
+    for (int i = 0; i < p->control_count; i++) {
+        if (!incoming[i].has_value) continue;
+        vf_pw_control *control = &p->controls[i];
+        if (control->kind == VF_PW_CONTROL_FLOAT) {
+            control->float_value = SPA_CLAMP(incoming[i].float_value, control->float_minimum, control->float_maximum);
+            continue;
+        }
+        int32_t value = incoming[i].value;
+        if (control->kind == VF_PW_CONTROL_MENU) {
+            int offered = 0;
+            for (uint32_t m = 0; m < control->menu_count; m++) offered |= control->menu_values[m] == value;
+            if (!offered) continue;
+        }
+        control->value = SPA_CLAMP(value, control->minimum, control->maximum);
+    }
+    vf_pw_publish_controls(p, 0);
+}
+
+int vf_pw_producer_set_controls(vf_pw_producer *p, const vf_pw_control *controls, int count, int shows_values) {
+    if (count < 0 || count > VF_PW_MAX_CONTROLS) return -EINVAL;
+    pw_thread_loop_lock(p->c->loop);
+    p->shows_values = shows_values;
+    memcpy(p->controls, controls, sizeof(vf_pw_control) * (size_t)count);
+    p->control_count = count;
+    int res = vf_pw_publish_controls(p, 1);
+    // Until the daemon has them, other clients enumerating the node's params see the old ones.
+    if (res >= 0 && !pw_thread_loop_in_thread(p->c->loop)) res = vf_pw_sync_locked(p->c, 2000);
+    pw_thread_loop_unlock(p->c->loop);
+    return res;
+}
+
+int vf_pw_producer_control_value(vf_pw_producer *p, uint32_t id, int32_t *value, double *float_value) {
+    int found = 0;
+    pw_thread_loop_lock(p->c->loop);
+    for (int i = 0; i < p->control_count; i++) {
+        if (p->controls[i].id != id) continue;
+        if (value) *value = p->controls[i].value;
+        if (float_value) *float_value = p->controls[i].float_value;
+        found = 1;
+    }
+    pw_thread_loop_unlock(p->c->loop);
+    return found;
+}
+
 static void on_producer_param_changed(void *data, uint32_t id, const struct spa_pod *param) {
     struct vf_pw_producer *p = data;
+    if (id == SPA_PARAM_Props && param != NULL) {
+        vf_pw_producer_props_set(p, param);
+        return;
+    }
     if (id != SPA_PARAM_Format || param == NULL) return;
     vf_pw_update_buffer_params(p->stream, p->frame_size, p->stride, (1 << SPA_DATA_MemFd) | (1 << SPA_DATA_MemPtr));
 }
@@ -750,3 +872,7 @@ void vf_pw_producer_close(vf_pw_producer *p) {
 struct pw_thread_loop *vf_pw_connection_thread_loop(vf_pw_connection *c) { return c->loop; }
 
 struct pw_core *vf_pw_connection_core(vf_pw_connection *c) { return c->core; }
+
+struct pw_registry *vf_pw_connection_registry(vf_pw_connection *c) { return c->registry; }
+
+int vf_pw_connection_sync_locked(vf_pw_connection *c, int timeout_ms) { return vf_pw_sync_locked(c, timeout_ms); }

@@ -14,9 +14,11 @@ package final class PipeWireTestCamera: Sendable {
     package var format: CaptureDevice.Format { producer.format }
 
     /// Publishes node `name` in `format` (`yuyv`, `nv12`, `i420`, `bgrx` or `mjpeg`) at `width` x
-    /// `height` and `framesPerSecond`, on the daemon at `remoteName` (default `$PIPEWIRE_REMOTE`).
+    /// `height` and `framesPerSecond`, on the daemon at `remoteName` (default `$PIPEWIRE_REMOTE`),
+    /// with `controls` in its PropInfo and Props (none by default).
     package init(
-        name: String, format: String, width: Int, height: Int, framesPerSecond: Int32, remoteName: String? = nil
+        name: String, format: String, width: Int, height: Int, framesPerSecond: Int32, remoteName: String? = nil,
+        controls: [PipeWireProducer.Control] = []
     ) throws(CaptureError) {
         let pixelFormat: PixelFormat
         switch format {
@@ -56,7 +58,19 @@ package final class PipeWireTestCamera: Sendable {
         producer = try PipeWireProducer(
             connection: connection, name: name, description: "Viewfinder test camera \(name)", format: captureFormat,
             fill: fill)
+        if !controls.isEmpty { try producer.publish(controls: controls) }
     }
+
+    /// Publishes `controls` on the node (see ``PipeWireProducer/publish(controls:)``).
+    package func publish(controls: [PipeWireProducer.Control], showingValues: Bool = true) throws(CaptureError) {
+        try producer.publish(controls: controls, showingValues: showingValues)
+    }
+
+    /// The value control `id` has at the producer now, or `nil` without such a control.
+    package func value(ofControl id: UInt32) -> Int32? { producer.value(ofControl: id) }
+
+    /// The value floating-point control `id` has at the producer now, or `nil` without such a control.
+    package func floatValue(ofControl id: UInt32) -> Double? { producer.floatValue(ofControl: id) }
 
     /// Frames produced and skipped, and whether a consumer is streaming.
     package var counts: (produced: UInt64, skipped: UInt64, isStreaming: Bool) { producer.counts }

@@ -156,6 +156,79 @@ void vf_pw_producer_counts(vf_pw_producer *producer, uint64_t *produced, uint64_
 /// Stops the timer and destroys the node.
 void vf_pw_producer_close(vf_pw_producer *producer);
 
+// MARK: - Controls (SPA_PARAM_PropInfo / SPA_PARAM_Props)
+
+/// The SPA property IDs of the video controls (SPA_PROP_brightness … SPA_PROP_sharpness), and
+/// where a node's own controls start (PipeWire's V4L2 plugin: SPA_PROP_START_CUSTOM + the V4L2
+/// control ID). shim.c checks they equal libspa's.
+enum {
+    VF_PW_PROP_BRIGHTNESS = 0x20001,
+    VF_PW_PROP_CONTRAST = 0x20002,
+    VF_PW_PROP_SATURATION = 0x20003,
+    VF_PW_PROP_HUE = 0x20004,
+    VF_PW_PROP_GAMMA = 0x20005,
+    VF_PW_PROP_EXPOSURE = 0x20006,
+    VF_PW_PROP_GAIN = 0x20007,
+    VF_PW_PROP_SHARPNESS = 0x20008,
+    VF_PW_PROP_START_CUSTOM = 0x1000000,
+};
+
+/// What values a control takes: an integer range (with a step), a boolean, a menu of integers
+/// (with labels where the node gives them), or a floating-point range (libcamera's nodes).
+enum { VF_PW_CONTROL_INT = 0, VF_PW_CONTROL_BOOL = 1, VF_PW_CONTROL_MENU = 2, VF_PW_CONTROL_FLOAT = 3 };
+
+#define VF_PW_MAX_MENU 16
+#define VF_PW_MAX_CONTROLS 64
+
+/// One control of a node: its PropInfo (only video controls: IDs from SPA_PROP_START_Video to
+/// SPA_PROP_START_Other, custom ones from SPA_PROP_START_CUSTOM, and libcamera's control IDs below
+/// SPA_PROP_START_Device, as PipeWire 0.3's libcamera plugin names them) and, when the node's Props
+/// carry it, its current value (`has_value`).
+typedef struct {
+    uint32_t id;
+    uint32_t kind;
+    /// The node's description of it (SPA_PROP_INFO_description, else SPA_PROP_INFO_name).
+    char name[64];
+    int32_t minimum;
+    int32_t maximum;
+    int32_t step;
+    int32_t default_value;
+    int has_value;
+    int32_t value;
+    /// VF_PW_CONTROL_FLOAT: the range, default and value.
+    double float_minimum;
+    double float_maximum;
+    double float_default;
+    double float_value;
+    /// VF_PW_CONTROL_MENU: the choices.
+    uint32_t menu_count;
+    int32_t menu_values[VF_PW_MAX_MENU];
+    char menu_names[VF_PW_MAX_MENU][48];
+} vf_pw_control;
+
+/// Reads node `id`'s controls: its PropInfo params (video controls only) and the values its Props
+/// params carry. Returns how many were written (at most `capacity`), 0 for a node without
+/// controls, or a negative errno (-ENOENT: no such node). Must not be called on the loop thread.
+int vf_pw_node_controls(vf_pw_connection *connection, uint32_t id, vf_pw_control *controls, int capacity, int timeout_ms);
+
+/// Sets control `control` (as vf_pw_node_controls described it) of node `id` to `value` (or
+/// `float_value` for VF_PW_CONTROL_FLOAT) with pw_node_set_param(SPA_PARAM_Props), and waits until
+/// the daemon has passed it on. Returns 0, or a negative errno (the node's error, -ETIMEDOUT,
+/// -ENOENT when the node is gone). Must not be called on the loop thread.
+int vf_pw_node_set_control(
+    vf_pw_connection *connection, uint32_t id, const vf_pw_control *control, int32_t value, double float_value,
+    int timeout_ms);
+
+/// Publishes `count` controls (at most VF_PW_MAX_CONTROLS) on a producer's node as PropInfo
+/// params and (`shows_values`) their `value`s as its Props (else an empty Props, as PipeWire's V4L2
+/// plugin shows); a Props set on the node (pw_node_set_param) updates them (clamped to their
+/// ranges) and the Props it shows. Returns once the daemon has them (off the loop thread): 0 or a
+/// negative errno.
+int vf_pw_producer_set_controls(vf_pw_producer *producer, const vf_pw_control *controls, int count, int shows_values);
+/// The value a producer's control `id` has now (`float_value` for VF_PW_CONTROL_FLOAT); returns 1,
+/// or 0 when it has no such control.
+int vf_pw_producer_control_value(vf_pw_producer *producer, uint32_t id, int32_t *value, double *float_value);
+
 /// The library's version string (pw_get_library_version).
 const char *vf_pw_library_version(void);
 

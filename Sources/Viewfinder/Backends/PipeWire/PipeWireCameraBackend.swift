@@ -48,9 +48,17 @@ final class PipeWireCameraBackend: DeviceBackend {
     private let connection: Mutex<PipeWireConnection?>
     private let running = Mutex<PipeWireCaptureStream?>(nil)
 
+    private struct Controls {
+        var map: PipeWireControlMap
+        /// Values set through Viewfinder, by SPA property ID: the value of a control whose node's
+        /// Props do not carry it (PipeWire's V4L2 plugin shows only device properties there).
+        var set: [UInt32: Int] = [:]
+    }
+    private let controlState: Mutex<Controls>
+
     init(
         uniqueID: String, details: vf_pw_node_details, nodeID: UInt32, formats: [CaptureDevice.Format],
-        connection: PipeWireConnection
+        connection: PipeWireConnection, controls: [vf_pw_control] = []
     ) {
         self.uniqueID = uniqueID
         let description = Self.string(details.description)
@@ -69,6 +77,7 @@ final class PipeWireCameraBackend: DeviceBackend {
         self.formats = formats
         self.node = Mutex(Node(id: nodeID, serial: details.serial))
         self.connection = Mutex(connection)
+        self.controlState = Mutex(Controls(map: PipeWireControlMap(controls)))
     }
 
     /// A fixed-size C string field as a Swift string.
@@ -84,9 +93,10 @@ final class PipeWireCameraBackend: DeviceBackend {
     var nodeID: UInt32 { node.withLock { $0.id } }
 
     /// Called by the provider: the node is back (possibly at a new ID, through a new connection).
-    func reappeared(id: UInt32, serial: UInt32, connection: PipeWireConnection) {
+    func reappeared(id: UInt32, serial: UInt32, connection: PipeWireConnection, controls: [vf_pw_control]) {
         node.withLock { $0 = Node(id: id, serial: serial) }
         self.connection.withLock { $0 = connection }
+        controlState.withLock { $0 = Controls(map: PipeWireControlMap(controls)) }
     }
 
     /// Called by the provider: the node left the registry (or the daemon went away). A running
@@ -364,5 +374,87 @@ final class PipeWireCaptureStream: @unchecked Sendable {  // unchecked: `handle`
             }
             offset += strides[index] * plane.geometry.height
         }
+    }
+}
+
+/// Controls: the node's PropInfo read when the node appeared (``cachedControls()``) and again by
+/// ``controls()``; values from its Props, else the last value set through Viewfinder, else the
+/// default; writes with `pw_node_set_param(SPA_PARAM_Props)`. Focus, exposure modes, white
+/// balance, zoom, torch and anti-flicker have no SPA property: the typed camera API reports them
+/// unsupported on PipeWire cameras.
+extension PipeWireCameraBackend: ControllableBackend {
+    func controls() throws(CaptureError) -> [CaptureDevice.Control] {
+        try refreshControls().controls
+    }
+
+    func cachedControls() -> [CaptureDevice.Control] { controlState.withLock { $0.map.controls } }
+
+    func value(of id: CaptureDevice.Control.ID) throws(CaptureError) -> Int {
+        let map = (try? refreshControls()) ?? controlState.withLock { $0.map }
+        guard let entry = map.entry(id) else {
+            throw CaptureError(.unsupportedControl, "'\(localizedName)' has no control \(id)")
+        }
+        if let value = entry.value { return value }
+        return controlState.withLock { $0.set[entry.node.id] } ?? entry.control.defaultValue
+    }
+
+    func setValue(_ value: Int, for id: CaptureDevice.Control.ID) throws(CaptureError) {
+        guard let entry = controlState.withLock({ $0.map.entry(id) }) else {
+            throw CaptureError(.unsupportedControl, "'\(localizedName)' has no control \(id)")
+        }
+        guard entry.control.accepts(value) else {
+            throw CaptureError(
+                .invalidArgument,
+                "\(value) is out of range for '\(entry.control.name)' on '\(localizedName)': use \(entry.control.rangeDescription)"
+            )
+        }
+        let (connection, nodeID) = try reachableNode("changing '\(entry.control.name)'")
+        let result = connection.setNodeControl(nodeID, control: entry.node, value: value)
+        guard result == 0 else {
+            throw CaptureError(
+                result == -ENOENT ? .deviceDisconnected : .driverError,
+                "cannot set '\(entry.control.name)' of '\(localizedName)' to \(value): the PipeWire node answered \(String(cString: strerror(-result)))",
+                errno: -result)
+        }
+        controlState.withLock { $0.set[entry.node.id] = value }
+    }
+
+    func cameraCapabilities() -> CameraCapabilities { CameraCapabilities() }
+
+    func read(_ key: CameraSetting.Key) throws(CaptureError) -> CameraSetting {
+        throw CaptureError(.unsupportedControl, "'\(localizedName)' (a PipeWire camera) has no \(key) control")
+    }
+
+    func apply(_ setting: CameraSetting) throws(CaptureError) {
+        throw CaptureError(.unsupportedControl, "'\(localizedName)' (a PipeWire camera) has no \(setting.key) control")
+    }
+
+    /// The connection and node ID to reach the node through now.
+    private func reachableNode(_ action: String) throws(CaptureError) -> (PipeWireConnection, UInt32) {
+        let (nodeID, isConnected) = node.withLock { ($0.id, $0.isConnected) }
+        guard isConnected, let connection = connection.withLock({ $0 }) else {
+            throw CaptureError(
+                .deviceDisconnected,
+                "\(action) on '\(localizedName)' failed: its PipeWire node is gone; reconnect the camera")
+        }
+        guard !connection.isCallerOnLoopThread else {
+            throw CaptureError(
+                .invalidArgument,
+                "\(action) on '\(localizedName)' cannot run inside a PipeWire callback (a frame or state handler): call it from another thread"
+            )
+        }
+        return (connection, nodeID)
+    }
+
+    /// Reads the node's controls again (new ranges, current values) and caches them.
+    private func refreshControls() throws(CaptureError) -> PipeWireControlMap {
+        let (connection, nodeID) = try reachableNode("reading the controls")
+        guard let controls = connection.nodeControls(nodeID) else {
+            throw CaptureError(
+                .ioError, "cannot read the controls of '\(localizedName)': its PipeWire node did not answer")
+        }
+        let map = PipeWireControlMap(controls)
+        controlState.withLock { $0.map = map }
+        return map
     }
 }

@@ -192,15 +192,18 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
         let uniqueID = "pipewire:" + (name.isEmpty ? "node-\(details.serial)" : name)
         var seen = Set<CaptureDevice.Format>()
         let formats = rawFormats.compactMap(PipeWireFormat.captureFormat).filter { seen.insert($0).inserted }
+        // Its controls (PropInfo, Props); a node without any, or one that does not answer, has none.
+        let controls = connection.nodeControls(id) ?? []
         let (backend, handler) = state.withLock {
             state -> (PipeWireCameraBackend, (@Sendable (DeviceChanges) -> Void)?) in
             let backend: PipeWireCameraBackend
             if let existing = state.known[uniqueID], existing.formats == formats {
-                existing.reappeared(id: id, serial: details.serial, connection: connection)
+                existing.reappeared(id: id, serial: details.serial, connection: connection, controls: controls)
                 backend = existing
             } else {
                 backend = PipeWireCameraBackend(
-                    uniqueID: uniqueID, details: details, nodeID: id, formats: formats, connection: connection)
+                    uniqueID: uniqueID, details: details, nodeID: id, formats: formats, connection: connection,
+                    controls: controls)
                 state.known[uniqueID] = backend
             }
             if !state.order.contains(uniqueID) { state.order.append(uniqueID) }
