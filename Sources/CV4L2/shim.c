@@ -4,10 +4,24 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
+#include <errno.h>
 #include <libv4l2.h>
 #include <sys/inotify.h>
 
-int vf_v4l2_open(const char *path, int flags) { return v4l2_open(path, flags, 0); }
+// v4l2_open is open(2) then v4l2_fd_open; done here in two steps so that a busy device (open's
+// EBUSY) and libv4l2's full device table (v4l2_fd_open's EBUSY: it keeps at most 16 devices a
+// process) are told apart. The second is returned as EMFILE: the process, not the camera, is full.
+int vf_v4l2_open(const char *path, int flags) {
+    int fd = open(path, flags);
+    if (fd < 0) return -1;
+    if (v4l2_fd_open(fd, 0) == -1) {
+        int error = errno == EBUSY ? EMFILE : errno;
+        close(fd);
+        errno = error;
+        return -1;
+    }
+    return fd;
+}
 int vf_v4l2_close(int fd) { return v4l2_close(fd); }
 int vf_v4l2_ioctl(int fd, unsigned long request, void *arg) { return v4l2_ioctl(fd, request, arg); }
 void *vf_v4l2_mmap(void *start, size_t length, int prot, int flags, int fd, int64_t offset) {

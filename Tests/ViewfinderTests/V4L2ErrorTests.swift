@@ -38,6 +38,20 @@ struct V4L2ErrorTests {
         #expect(rig.camera.openDescriptorCount == 0, "the failed start closed what it opened")
     }
 
+    @Test("EMFILE: the process's camera table is full (libv4l2's 16), not the camera busy")
+    func processFull() throws {
+        let rig = try SimulatedRig()
+        let backend = try rig.backend
+        rig.camera.setOpenError(EMFILE)
+        let error = try #require(throws: CaptureError.self) { try start(backend) }
+        #expect(error.code == .systemError)
+        #expect(error.errno == EMFILE)
+        #expect(error.message.contains("16 a process"))
+        #expect(error.message.contains("second process"))
+        #expect(!error.message.contains("another program"))
+        #expect(rig.camera.openDescriptorCount == 0)
+    }
+
     @Test("EINVAL: a driver that refuses the format")
     func refusedFormat() throws {
         let rig = try SimulatedRig()

@@ -22,6 +22,11 @@ extension CaptureError {
                 .deviceBusy,
                 "\(camera) is in use by another program (\(action) failed): close the other program using the camera and try again",
                 errno: failure.code)
+        case EMFILE:
+            return CaptureError(
+                .systemError,
+                "cannot open \(camera): this process already has as many cameras open as libv4l2 serves (16 a process) or as many files as it may: close a camera, or run further cameras in a second process",
+                errno: failure.code)
         case ENODEV, ENXIO, ENOENT:
             return CaptureError(
                 .deviceDisconnected,
