@@ -12,8 +12,8 @@
 # process ID, and the directory removed. CMD's exit status is the script's.
 #
 # Where pipewire, wireplumber or dbus-daemon are missing, CMD runs without them and
-# VIEWFINDER_PIPEWIRE_SKIPPED says why (the PipeWire tests then report themselves skipped);
-# Scripts/install-dependencies.sh installs them.
+# VIEWFINDER_PIPEWIRE_SKIPPED says why (the PipeWire tests then report themselves skipped),
+# except with CI=true, where the script fails; Scripts/install-dependencies.sh installs them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,6 +22,11 @@ shift 2
 
 for tool in pipewire wireplumber dbus-daemon; do
     if ! command -v "$tool" >/dev/null 2>&1; then
+        if [ "${CI:-}" = true ]; then
+            # CI is meant to have the daemon: its tests fail rather than skip.
+            echo "pipewire.sh: $tool is not installed, and CI=true expects the PipeWire tests to run: Scripts/install-dependencies.sh installs it" >&2
+            exit 1
+        fi
         echo "pipewire.sh: $tool is not installed; running without a PipeWire daemon" >&2
         VIEWFINDER_PIPEWIRE_SKIPPED="$tool is not installed (Scripts/install-dependencies.sh installs it)" exec "$@"
     fi

@@ -264,15 +264,15 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     static func estimatedDeliveryCost(
         from sourceFormat: PixelFormat, size sourceSize: CaptureDevice.Dimensions,
         to destinationFormat: PixelFormat, size destinationSize: CaptureDevice.Dimensions
-    ) -> Double? {
+    ) -> CostEstimate? {
         estimatedCost(from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize)
-            .map { $0 + (sourceFormat != destinationFormat ? colourChangeCost : 0) }
+            .map { CostEstimate(work: $0, preference: sourceFormat != destinationFormat ? colourChangeCost : 0) }
     }
 
     /// What a format a driver emulates in software costs per frame of `megabytes`: its slow pass
     /// and a colour change.
-    static func estimatedEmulationCost(megabytes: Double) -> Double {
-        softwarePassCostPerMegabyte * megabytes + colourChangeCost
+    static func estimatedEmulationCost(megabytes: Double) -> CostEstimate {
+        CostEstimate(work: softwarePassCostPerMegabyte * megabytes, preference: colourChangeCost)
     }
 
     /// What converting one frame of this pair costs, for negotiation: each pass of the plan the

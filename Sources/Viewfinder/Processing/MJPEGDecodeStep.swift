@@ -94,12 +94,13 @@ extension MJPEGDecodeStep {
     /// and, as for any change of format, the converter's colour-change charge (JPEG's quantisation
     /// is lossier than rounding), so a raw format that keeps the rate and converts in one pass is
     /// preferred; beyond planar Y'CbCr, a colour conversion (BGRA) or NV12's range mapping on top.
-    static func estimatedCost(decoding size: CaptureDevice.Dimensions, to decoded: PixelFormat) -> Double {
-        let decode = costPerMegapixel * Double(size.width * size.height) / 1e6 + PixelConverter.colourChangeCost
+    static func estimatedCost(decoding size: CaptureDevice.Dimensions, to decoded: PixelFormat) -> CostEstimate {
+        let megapixels = Double(size.width * size.height) / 1e6
+        let decode = CostEstimate(work: costPerMegapixel * megapixels, preference: PixelConverter.colourChangeCost)
         switch decoded {
         case .nv12FullRange, .i420: return decode
-        case .bgra: return decode + PixelConverter.colourChangeCost
-        default: return decode + PixelConverter.colourChangeCost / 4
+        case .bgra: return decode + CostEstimate(preference: PixelConverter.colourChangeCost)
+        default: return decode + CostEstimate(preference: PixelConverter.colourChangeCost / 4)
         }
     }
 }

@@ -50,9 +50,12 @@ public final class CaptureMultiCamSession: CaptureSession, @unchecked Sendable {
 
     /// How the system pressure estimate turns negotiation's work units into time.
     public enum CostModel {
-        /// Milliseconds of one core per work unit (a libyuv pass over a megabyte), from the
-        /// conversion benchmarks on the project's VM (YUYV → NV12 1080p: ≈ 1 ms for 4 MB read).
-        public static let millisecondsPerWorkUnit = 0.25
+        /// Milliseconds of one core per work unit (a libyuv pass over a megabyte), on the
+        /// project's VM: a 1080p Motion-JPEG frame (13 units a megapixel, 27 in all) took 4.44
+        /// CPU-ms decoded to NV12 and delivered, as the capacity benchmark measured it with 12
+        /// cameras. Only the work counts: the colour-change charge negotiation ranks formats by
+        /// takes no time.
+        public static let millisecondsPerWorkUnit = 0.165
         /// Milliseconds of one core per delivered frame beyond its conversions (capture thread,
         /// delivery queue, delegate hand-over).
         public static let millisecondsPerFrame = 0.05
@@ -113,8 +116,17 @@ public final class CaptureMultiCamSession: CaptureSession, @unchecked Sendable {
         var total = 0.0
         var heaviest: (name: String, ms: Double, format: CaptureDevice.Format)?
         for plan in plans {
-            let work = plan.requests.reduce(0.0) {
-                $0 + FormatNegotiator.conversionCost(from: plan.choice.format, to: $1).work
+            let format = plan.choice.format
+            let emulation =
+                format.isEmulated
+                ? FormatNegotiator.emulationCost(
+                    of: format,
+                    sizesWithJPEG: Set(
+                        plan.device.formats.filter { $0.pixelFormat == .mjpeg && !$0.isEmulated }.map(\.dimensions))
+                )
+                .work : 0
+            let work = plan.requests.reduce(emulation) {
+                $0 + FormatNegotiator.conversionCost(from: format, to: $1).work
             }
             let duration = plan.choice.frameDuration
             let rate = duration.isNumeric && duration > .zero ? 1 / duration.seconds : plan.choice.format.maxFrameRate

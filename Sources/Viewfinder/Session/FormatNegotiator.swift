@@ -53,15 +53,8 @@ enum FormatNegotiator {
             device.formats.filter { $0.pixelFormat == .mjpeg && !$0.isEmulated }.map(\.dimensions))
         var best: (cost: Cost, bytes: Int, choice: Choice)?
         for format in candidates {
-            let megabytes =
-                Double(format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height))
-                / 1e6
             var cost: Cost =
-                format.isEmulated ? Cost(work: PixelConverter.estimatedEmulationCost(megabytes: megabytes)) : 0
-            if format.isEmulated && sizesWithJPEG.contains(format.dimensions) {
-                // libv4lconvert makes it from the camera's JPEG: a decode (slower than ours) first.
-                cost.work += MJPEGDecodeStep.estimatedCost(decoding: format.dimensions, to: .i420)
-            }
+                format.isEmulated ? emulationCost(of: format, sizesWithJPEG: sizesWithJPEG) : 0
             for request in requests {
                 cost += conversionCost(from: format, to: request)
             }
@@ -95,21 +88,31 @@ enum FormatNegotiator {
         var unservable = 0
         /// Whether the format cannot reach the frame rate wanted.
         var missesRate = false
-        /// The conversions' and decodes' work.
+        /// The conversions' and decodes' work: CPU time, on the converter's scale.
         var work = 0.0
+        /// What the plan's changes of pixel format are charged beyond their work (rounding that
+        /// stacks, JPEG's quantisation): it ranks plans and takes no time, so
+        /// ``CaptureMultiCamSession/systemPressureCost`` leaves it out.
+        var preference = 0.0
 
-        init(unservable: Int = 0, missesRate: Bool = false, work: Double = 0) {
+        init(unservable: Int = 0, missesRate: Bool = false, work: Double = 0, preference: Double = 0) {
             self.unservable = unservable
             self.missesRate = missesRate
             self.work = work
+            self.preference = preference
         }
 
+        init(_ estimate: CostEstimate) { self.init(work: estimate.work, preference: estimate.preference) }
+
         init(integerLiteral work: Int) { self.init(work: Double(work)) }
+
+        /// What plans are ranked by after the penalties.
+        var total: Double { work + preference }
 
         static func + (lhs: Cost, rhs: Cost) -> Cost {
             Cost(
                 unservable: lhs.unservable + rhs.unservable, missesRate: lhs.missesRate || rhs.missesRate,
-                work: lhs.work + rhs.work)
+                work: lhs.work + rhs.work, preference: lhs.preference + rhs.preference)
         }
 
         static func += (lhs: inout Cost, rhs: Cost) { lhs = lhs + rhs }
@@ -117,12 +120,28 @@ enum FormatNegotiator {
         static func < (lhs: Cost, rhs: Cost) -> Bool {
             if lhs.unservable != rhs.unservable { return lhs.unservable < rhs.unservable }
             if lhs.missesRate != rhs.missesRate { return !lhs.missesRate }
-            return lhs.work < rhs.work
+            return lhs.total < rhs.total
+        }
+
+        static func == (lhs: Cost, rhs: Cost) -> Bool {
+            lhs.unservable == rhs.unservable && lhs.missesRate == rhs.missesRate && lhs.total == rhs.total
         }
 
         var description: String {
-            "\(work)\(missesRate ? " (misses the rate)" : "")\(unservable > 0 ? " (\(unservable) unservable)" : "")"
+            "\(work) + \(preference)\(missesRate ? " (misses the rate)" : "")\(unservable > 0 ? " (\(unservable) unservable)" : "")"
         }
+    }
+
+    /// What a driver's software emulation of `format` costs: its slow pass, and when libv4lconvert
+    /// makes it from the camera's JPEG of that size, a decode (slower than ours) first.
+    static func emulationCost(of format: CaptureDevice.Format, sizesWithJPEG: Set<CaptureDevice.Dimensions>) -> Cost {
+        let megabytes =
+            Double(format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height)) / 1e6
+        var cost = Cost(PixelConverter.estimatedEmulationCost(megabytes: megabytes))
+        if sizesWithJPEG.contains(format.dimensions) {
+            cost += Cost(MJPEGDecodeStep.estimatedCost(decoding: format.dimensions, to: .i420))
+        }
+        return cost
     }
 
     /// The cost of a conversion no converter can make.
@@ -146,7 +165,7 @@ enum FormatNegotiator {
             // Decode (straight to what the chain wants first), then convert from there.
             let first = accepted.isEmpty || accepted.contains(target) ? target : accepted[0]
             let decoded = MJPEGDecodeStep.decodedFormat(for: first)
-            let decode = Cost(work: MJPEGDecodeStep.estimatedCost(decoding: format.dimensions, to: decoded))
+            let decode = Cost(MJPEGDecodeStep.estimatedCost(decoding: format.dimensions, to: decoded))
             let rest = conversionCost(
                 from: CaptureDevice.Format(
                     pixelFormat: decoded, width: format.dimensions.width, height: format.dimensions.height,
@@ -172,7 +191,7 @@ enum FormatNegotiator {
             guard
                 let cost = PixelConverter.estimatedDeliveryCost(from: from, size: current.size, to: to, size: size)
             else { return impossible }
-            total.work += cost
+            total += Cost(cost)
             current = (to, size)
         }
         return total
