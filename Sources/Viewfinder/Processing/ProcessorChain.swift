@@ -41,99 +41,42 @@ final class ProcessorChain: Sendable {
     /// The format delivered at the end.
     let outputFormat: FrameFormat
 
-    /// Plans the chain: convert as early as possible to the requested format and size (scaling
-    /// down first saves every later step work); convert again only where a processor does not take
-    /// the current format, and at the end if a processor left another format than requested.
+    /// Builds the chain ``ChainPlan`` plans: convert as early as possible to the requested format
+    /// and size (scaling down first saves every later step work); convert again only where a
+    /// processor does not take the current format, and at the end if a processor left another
+    /// format than requested.
     init(
         deviceFormat: FrameFormat, requestedFormat: PixelFormat?, requestedSize: CaptureDevice.Dimensions?,
         processors: [NamedProcessor], budget: Int, decoderLanes: Int = MJPEGDecodeStep.defaultLanes
     ) throws(CaptureError) {
+        let plan = try ChainPlan(
+            device: deviceFormat, requestedFormat: requestedFormat, requestedSize: requestedSize,
+            stages: processors.map(ChainPlan.Stage.init))
         var steps: [Step] = []
-        var current = deviceFormat
-        let target = FrameFormat(
-            pixelFormat: requestedFormat ?? Self.nativeDelivery(of: deviceFormat.pixelFormat),
-            width: requestedSize?.width ?? deviceFormat.width,
-            height: requestedSize?.height ?? deviceFormat.height)
-        if target.pixelFormat == .mjpeg {
-            guard deviceFormat.pixelFormat == .mjpeg else {
-                throw CaptureError(
-                    .unsupportedPixelFormat,
-                    "the device captures \(deviceFormat.pixelFormat.name), and a video data output does not encode frames to Motion-JPEG: ask for a raw format, or use a CapturePhotoOutput or a movie output to make JPEG"
-                )
-            }
-            guard target.size == deviceFormat.size else {
-                throw CaptureError(
-                    .unsupportedFormat,
-                    "Motion-JPEG frames are delivered as the camera sends them (\(deviceFormat.size)) and cannot be scaled to \(target.size): ask for a raw format to scale, or leave the size unset"
-                )
-            }
-            guard processors.isEmpty else {
-                throw CaptureError(
-                    .unsupportedFormat,
-                    "processors work on raw frames, not Motion-JPEG: remove the processors (\(processors.map(\.name).joined(separator: ", "))) or ask for a raw format"
-                )
-            }
-        }
-
-        func convert(to format: FrameFormat) throws(CaptureError) {
-            guard format != current else { return }
-            if current.pixelFormat.isCompressed {
-                guard current.pixelFormat == .mjpeg else {
-                    throw CaptureError(
-                        .unsupportedPixelFormat,
-                        "the device captures \(current.pixelFormat.name), which Viewfinder cannot decode: choose a raw format for the device (or a preset other than .inputPriority)"
-                    )
-                }
-                let decoded = FrameFormat(
-                    pixelFormat: MJPEGDecodeStep.decodedFormat(for: format.pixelFormat), width: current.width,
-                    height: current.height)
+        for step in plan.steps {
+            switch step {
+            case .decode(_, let decoded):
+                steps.append(.decode(try MJPEGDecodeStep(format: decoded, lanes: decoderLanes, capacity: budget)))
+            case .convert(let from, let to):
+                let converter = try PixelConverter(
+                    from: from.pixelFormat, size: from.size, to: to.pixelFormat, size: to.size)
+                let pool = try PixelBufferPool(
+                    pixelFormat: to.pixelFormat, width: to.width, height: to.height, capacity: budget)
+                steps.append(.convert(converter, pool))
+            case .process(let index, let input, let output):
+                let entry = processors[index]
+                let outputPool = try PixelBufferPool(
+                    pixelFormat: output.pixelFormat, width: output.width, height: output.height, capacity: budget)
+                let copyPool = try PixelBufferPool(
+                    pixelFormat: input.pixelFormat, width: input.width, height: input.height, capacity: budget)
                 steps.append(
-                    .decode(try MJPEGDecodeStep(format: decoded, lanes: decoderLanes, capacity: budget)))
-                current = decoded
-                guard format != current else { return }
+                    .process(
+                        name: entry.name, processor: entry.processor, output: output, outputPool: outputPool,
+                        copyPool: copyPool))
             }
-            let converter = try PixelConverter(
-                from: current.pixelFormat, size: current.size, to: format.pixelFormat, size: format.size)
-            let pool = try PixelBufferPool(
-                pixelFormat: format.pixelFormat, width: format.width, height: format.height, capacity: budget)
-            steps.append(.convert(converter, pool))
-            current = format
-        }
-
-        // First stop: the requested format and size, if the first processor takes that format.
-        let firstAccepts = processors.first?.processor.acceptedPixelFormats ?? []
-        if firstAccepts.isEmpty || firstAccepts.contains(target.pixelFormat) {
-            try convert(to: target)
-        } else if current.size != target.size || !firstAccepts.contains(current.pixelFormat) {
-            let format = firstAccepts.contains(current.pixelFormat) ? current.pixelFormat : firstAccepts[0]
-            try convert(to: FrameFormat(pixelFormat: format, width: target.width, height: target.height))
-        }
-        for entry in processors {
-            let accepted = entry.processor.acceptedPixelFormats
-            if !accepted.isEmpty && !accepted.contains(current.pixelFormat) {
-                try convert(to: FrameFormat(pixelFormat: accepted[0], width: current.width, height: current.height))
-            }
-            let output = try entry.processor.outputFormat(for: current)
-            guard output.width > 0, output.height > 0, output.pixelFormat.planeCount > 0 else {
-                throw CaptureError(
-                    .unsupportedFormat,
-                    "processor '\(entry.name)' declared an output of \(output), which is not a frame format")
-            }
-            let outputPool = try PixelBufferPool(
-                pixelFormat: output.pixelFormat, width: output.width, height: output.height, capacity: budget)
-            let copyPool = try PixelBufferPool(
-                pixelFormat: current.pixelFormat, width: current.width, height: current.height, capacity: budget)
-            steps.append(
-                .process(
-                    name: entry.name, processor: entry.processor, output: output, outputPool: outputPool,
-                    copyPool: copyPool))
-            current = output
-        }
-        if current.pixelFormat != target.pixelFormat {
-            try convert(to: FrameFormat(pixelFormat: target.pixelFormat, width: current.width, height: current.height))
         }
         self.steps = steps
-        self.outputFormat = current
+        self.outputFormat = plan.output
     }
 
     /// What an output that asks for no pixel format gets from a device capturing `format`: the

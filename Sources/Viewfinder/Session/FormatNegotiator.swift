@@ -151,49 +151,18 @@ enum FormatNegotiator {
     static let defaultFrameRate = 30.0
 
     /// What delivering `format` to `request` costs: the decode and conversions its chain would
-    /// make.
+    /// make (``ChainPlan``, the plan ``ProcessorChain`` builds from, with the first processor's
+    /// formats standing for the chain), as the decoder and converter estimate them.
     static func conversionCost(from format: CaptureDevice.Format, to request: OutputRequest) -> Cost {
-        let size = request.size ?? format.dimensions
-        let target = request.pixelFormat ?? ProcessorChain.nativeDelivery(of: format.pixelFormat)
         let accepted = request.processorFormats
-        if target == .mjpeg {
-            // The camera's JPEG bytes, untouched: only from a Motion-JPEG format of that size.
-            let passes = format.pixelFormat == .mjpeg && size == format.dimensions && accepted.isEmpty
-            return passes ? 0 : impossible
-        }
-        if format.pixelFormat == .mjpeg {
-            // Decode (straight to what the chain wants first), then convert from there.
-            let first = accepted.isEmpty || accepted.contains(target) ? target : accepted[0]
-            let decoded = MJPEGDecodeStep.decodedFormat(for: first)
-            let decode = Cost(MJPEGDecodeStep.estimatedCost(decoding: format.dimensions, to: decoded))
-            let rest = conversionCost(
-                from: CaptureDevice.Format(
-                    pixelFormat: decoded, width: format.dimensions.width, height: format.dimensions.height,
-                    frameRateRanges: format.videoSupportedFrameRateRanges),
-                to: OutputRequest(
-                    pixelFormat: target, size: request.size, minFrameDuration: request.minFrameDuration,
-                    processorFormats: accepted))
-            return decode + rest
-        }
-        // Mirrors ProcessorChain's plan: convert first to the requested format and size if the
-        // first processor takes it; otherwise to a format it takes at the requested size, and to
-        // the requested format after the processors.
-        var steps: [(PixelFormat, PixelFormat)] = []
-        if accepted.isEmpty || accepted.contains(target) {
-            steps = [(format.pixelFormat, target)]
-        } else {
-            let first = accepted.contains(format.pixelFormat) ? format.pixelFormat : accepted[0]
-            steps = [(format.pixelFormat, first), (first, target)]
-        }
-        var total: Cost = 0
-        var current = (format: format.pixelFormat, size: format.dimensions)
-        for (from, to) in steps where from != to || current.size != size {
-            guard
-                let cost = PixelConverter.estimatedDeliveryCost(from: from, size: current.size, to: to, size: size)
-            else { return impossible }
-            total += Cost(cost)
-            current = (to, size)
-        }
-        return total
+        guard
+            let plan = try? ChainPlan(
+                device: FrameFormat(
+                    pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height),
+                requestedFormat: request.pixelFormat, requestedSize: request.size,
+                stages: accepted.isEmpty ? [] : [ChainPlan.Stage(passingThrough: accepted)]),
+            let cost = plan.cost
+        else { return impossible }
+        return Cost(cost)
     }
 }
