@@ -117,14 +117,7 @@ public final class CaptureMultiCamSession: CaptureSession, @unchecked Sendable {
         var heaviest: (name: String, ms: Double, format: CaptureDevice.Format)?
         for plan in plans {
             let format = plan.choice.format
-            let emulation =
-                format.isEmulated
-                ? FormatNegotiator.emulationCost(
-                    of: format,
-                    sizesWithJPEG: Set(
-                        plan.device.formats.filter { $0.pixelFormat == .mjpeg && !$0.isEmulated }.map(\.dimensions))
-                )
-                .work : 0
+            let emulation = format.isEmulated ? FormatNegotiator.emulationCost(of: format, on: plan.device).work : 0
             let work = plan.requests.reduce(emulation) {
                 $0 + FormatNegotiator.conversionCost(from: format, to: $1).work
             }

@@ -49,12 +49,10 @@ enum FormatNegotiator {
         // one to keep; a format slower than that (raw YUYV at 5 fps) is too slow.
         let defaultRate = min(defaultFrameRate, candidates.map(\.maxFrameRate).max() ?? 0)
 
-        let sizesWithJPEG = Set(
-            device.formats.filter { $0.pixelFormat == .mjpeg && !$0.isEmulated }.map(\.dimensions))
         var best: (cost: Cost, bytes: Int, choice: Choice)?
         for format in candidates {
             var cost: Cost =
-                format.isEmulated ? emulationCost(of: format, sizesWithJPEG: sizesWithJPEG) : 0
+                format.isEmulated ? emulationCost(of: format, on: device) : 0
             for request in requests {
                 cost += conversionCost(from: format, to: request)
             }
@@ -133,12 +131,14 @@ enum FormatNegotiator {
     }
 
     /// What a driver's software emulation of `format` costs: its slow pass, and when libv4lconvert
-    /// makes it from the camera's JPEG of that size, a decode (slower than ours) first.
-    static func emulationCost(of format: CaptureDevice.Format, sizesWithJPEG: Set<CaptureDevice.Dimensions>) -> Cost {
+    /// makes it from `device`'s own JPEG of that size, a decode (slower than ours) first.
+    static func emulationCost(of format: CaptureDevice.Format, on device: CaptureDevice) -> Cost {
         let megabytes =
             Double(format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height)) / 1e6
         var cost = Cost(PixelConverter.estimatedEmulationCost(megabytes: megabytes))
-        if sizesWithJPEG.contains(format.dimensions) {
+        if device.formats.contains(where: {
+            $0.pixelFormat == .mjpeg && !$0.isEmulated && $0.dimensions == format.dimensions
+        }) {
             cost += Cost(MJPEGDecodeStep.estimatedCost(decoding: format.dimensions, to: .i420))
         }
         return cost
