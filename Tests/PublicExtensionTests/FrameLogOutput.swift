@@ -80,10 +80,4 @@ final class FrameLogOutput: CaptureOutput, @unchecked Sendable {  // unchecked: 
 
     /// The format the running stream negotiated.
     var streamFormat: CaptureDevice.Format? { core.context }
-
-    /// Counters since the session last started.
-    var statistics: Statistics { core.statistics }
-
-    /// Waits until everything queued so far was handed over.
-    func waitUntilDelivered(timeout: Double) -> Bool { core.waitUntilDelivered(timeout: timeout) }
 }

@@ -24,7 +24,7 @@ import Synchronization
 ///   (``SampleBuffer/AttachmentKey/droppedAudioSampleCount``, and
 ///   ``CaptureOutput/Statistics/audioSamplesLost`` for the device's losses).
 /// - Every buffer is accounted for: `delivered + dropped == captured` once stopped
-///   (``statistics``).
+///   (``CaptureOutput/statistics``).
 /// - ``audioSettings`` convert through libswresample only when they ask for something the device
 ///   does not capture; a dropped buffer is never converted.
 /// - The connection's ``CaptureConnection/audioChannels`` show the levels of the captured audio
@@ -135,9 +135,6 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
     /// Whether buffers are delivered as the device captured them (no conversion).
     public var isConverting: Bool { core.context.map { $0.target != $0.deviceFormat } ?? false }
 
-    /// The engine, for tests.
-    var engine: DeliveryEngine<AudioDeliveryContext, SampleBuffer> { core.engine }
-
     // MARK: Delegate
 
     /// Sets the delegate and the queue its methods run on. Pass `nil` for both to stop delivery.
@@ -153,20 +150,6 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
 
     /// The queue the delegate is called on.
     public var sampleBufferCallbackQueue: DispatchQueue? { core.callbackQueue }
-
-    // MARK: Figures
-
-    /// Counters since the session last started, in buffers (``CaptureOutput/Statistics/audioSamplesLost`` in
-    /// sample frames).
-    public var statistics: Statistics { core.statistics }
-
-    /// Capture-to-delegate latency over the last 1,024 delivered buffers.
-    public var deliveryLatency: LatencyStatistics { core.latency }
-
-    /// Waits until everything queued so far has been handed to the delegate. Returns at once
-    /// when called from a delegate callback (waiting there would deadlock).
-    @discardableResult
-    func waitUntilDelivered(timeout: Double) -> Bool { core.waitUntilDelivered(timeout: timeout) }
 }
 
 /// What an audio output negotiated for one stream: the device's format, the format to deliver,

@@ -189,10 +189,6 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Figures
 
-    /// Counters since the session last started: frames captured while connected, recorded or
-    /// passed by while not recording (``CaptureOutput/Statistics/delivered``), dropped by reason.
-    public var statistics: Statistics { videoCore.statistics }
-
     /// Waits until every frame queued so far has reached the encoder and every recording event
     /// queued so far has been handled, for tests and shutdown. Returns `false` on timeout.
     @discardableResult
@@ -226,6 +222,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// recording queue (nothing is left to hand over).
     struct VideoBody: OutputBody {
         let link: OutputLink<CaptureFileOutput>
+        typealias Delegate = CaptureFileOutput
 
         var label: String { "movie-file-output" }
         var acceptedMediaTypes: [MediaType] { [.video] }
@@ -258,15 +255,6 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             link.owner?.record(sample, context: context, connection: connection) ?? .ready((), holdsSlot: false)
         }
 
-        func consume(
-            _ product: Void, from connection: CaptureConnection, output: CaptureOutput, delegate: CaptureFileOutput
-        ) {}
-
-        func reportDrop(
-            _ drop: DeliveryEngine<FileOutputStreamContext, Void>.DropReport, output: CaptureOutput,
-            delegate: CaptureFileOutput
-        ) {}
-
         func sessionDidStopRunning(failure: CaptureError?, output: CaptureOutput) {
             link.owner?.sessionStopped(failure: failure)
         }
@@ -280,6 +268,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// stream runs (interleaved 16-bit or float PCM), written in `prepare` on the recording queue.
     struct AudioBody: OutputBody {
         let link: OutputLink<CaptureFileOutput>
+        typealias Delegate = CaptureFileOutput
 
         var label: String { "movie-file-output.audio" }
         var acceptedMediaTypes: [MediaType] { [.audio] }
@@ -310,14 +299,6 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
             if let chunk = sample.audio { link.owner?.recordAudio(chunk) }
             return .ready((), holdsSlot: false)
         }
-
-        func consume(
-            _ product: Void, from connection: CaptureConnection, output: CaptureOutput, delegate: CaptureFileOutput
-        ) {}
-
-        func reportDrop(
-            _ drop: DeliveryEngine<AudioFormat, Void>.DropReport, output: CaptureOutput, delegate: CaptureFileOutput
-        ) {}
     }
 
     /// The session stopped (after `failure`, or asked to): the recording under way finishes.

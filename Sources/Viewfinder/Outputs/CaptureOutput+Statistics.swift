@@ -26,7 +26,7 @@ extension CaptureOutput {
         /// buffer). Always 0 for video.
         public var audioSamplesLost = 0
         /// Frames not delivered because they came sooner than the output's minimum frame duration
-        /// (``CaptureVideoDataOutput/minFrameDuration``).
+        /// (``CaptureVideoProcessingOutput/minFrameDuration``).
         public var rateGated = 0
 
         /// All drops together.

@@ -115,6 +115,27 @@ open class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state liv
         driver?.sessionWasInterrupted(lostDevice: lostDevice, error: error)
     }
 
+    // MARK: Figures
+
+    /// What happened to every sample since the session last started (kept across configuration
+    /// commits and interruptions): see ``Statistics``. A movie file output counts its video
+    /// frames: recorded, or passed by while not recording, as delivered; an audio data output its
+    /// buffers (``Statistics/audioSamplesLost`` in sample frames); a photo output the frames it
+    /// took photos from (it skips the others uncounted). All zero for an output with no core.
+    public var statistics: Statistics { driver?.statistics ?? Statistics() }
+
+    /// Capture-to-hand-over latency (to the delegate, the file, the consumer) over the last
+    /// 1,024 samples handed over.
+    public var deliveryLatency: LatencyStatistics {
+        driver?.latency ?? LatencyStatistics(count: 0, p50: 0, p99: 0, max: 0, mean: 0)
+    }
+
+    /// Waits up to `timeout` seconds until everything queued so far has been handed over;
+    /// `false` if it has not been by then. Returns at once when called from one of the output's
+    /// own callbacks (waiting there would deadlock).
+    @discardableResult
+    public func waitUntilDelivered(timeout: Double) -> Bool { driver?.waitUntilDelivered(timeout: timeout) ?? true }
+
     // MARK: Settings
 
     /// Applies a change of what the output asks (its settings, processors or connection settings)

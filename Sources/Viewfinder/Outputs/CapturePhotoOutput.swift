@@ -76,9 +76,6 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         set { highResolution.store(newValue, ordering: .relaxed) }
     }
 
-    /// Counters of the frames the output took photos from (frames it did not want are not counted).
-    public var statistics: Statistics { core.statistics }
-
     // MARK: Taking photos
 
     /// Takes a photo as `settings` say from the next frame, telling `delegate` (held weakly) how

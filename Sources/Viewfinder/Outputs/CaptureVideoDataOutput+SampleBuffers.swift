@@ -12,7 +12,7 @@ extension CaptureVideoDataOutput {
     ///
     /// Iterating takes the output's delegate slot (it replaces a delegate you set, and setting
     /// one later ends delivery to the sequence): frames come through the same path as to a
-    /// delegate, so the late-frame policy and ``statistics`` are the delegate's — with
+    /// delegate, so the late-frame policy and ``CaptureOutput/statistics`` are the delegate's — with
     /// ``alwaysDiscardsLateVideoFrames`` (the default) newest wins: while your loop body runs at
     /// most one newer frame waits, replaced ones count as ``DroppedFrameReason/frameWasLate``.
     /// Drops are counted, not yielded. The sequence does not end when the session stops (a

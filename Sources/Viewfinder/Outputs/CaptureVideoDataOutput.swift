@@ -22,7 +22,7 @@ import Synchronization
 ///   `captureOutput(_:didDrop:from:)` as ``DroppedFrameReason/frameWasLate``. Without it frames
 ///   queue up to ``bufferBudget``, then the newest drop as ``DroppedFrameReason/outOfBuffers``.
 /// - Frames the device lost are reported as ``DroppedFrameReason/discontinuity``.
-/// - Frames closer than ``minFrameDuration`` to the last accepted one are not delivered
+/// - Frames closer than ``CaptureVideoProcessingOutput/minFrameDuration`` to the last accepted one are not delivered
 ///   (counted as rate-gated).
 /// - Every frame is accounted for: see ``CaptureOutput/Statistics``.
 /// - Drop decisions come before conversion: a frame that will be dropped is never converted.
@@ -30,7 +30,8 @@ import Synchronization
 ///   one may start decoding on the other lane and is then no longer replaced as late.
 ///
 /// Thread safety: every member may be used from any thread; changes apply between frames.
-public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in the core.
+// unchecked: state is in the core.
+public final class CaptureVideoDataOutput: CaptureVideoProcessingOutput, @unchecked Sendable {
     /// Frames in flight (waiting for, or held by, the delegate) before new ones drop as
     /// ``DroppedFrameReason/outOfBuffers``; also the size of the conversion pool.
     public let bufferBudget: Int
@@ -42,13 +43,7 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
     /// buffers to the delegate.
     struct Body: SampleBufferBody {
         /// What the output is set to; read once per negotiation.
-        struct Settings: ProcessorChainSettings {
-            var video = VideoSettings()
-            var processors: [NamedProcessor] = []
-            /// The processors implementing the connection's rotation and mirroring, as read for a
-            /// negotiation.
-            var connectionProcessors: [NamedProcessor] = []
-        }
+        typealias Settings = ProcessingSettings
 
         let budget: Int
         /// Sample buffer objects the delegate did not keep, reused for later frames and drop
@@ -57,7 +52,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
 
         var label: String { "video-data-output" }
         var acceptedMediaTypes: [MediaType] { [.video] }
-        var initialSettings: Settings { Settings() }
         /// Decodes a Motion-JPEG frame on the lane's decoder (two lanes when the chain has two
         /// decoders), so consecutive frames decode on two cores while delivery keeps their order.
         var staging: DeliveryEngine<DeliveryPipeline, SampleBuffer>.Staging? {
@@ -108,37 +102,16 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         var reportSpares: SpareObjects<SampleBuffer>? { spares }
 
         func recycle(_ buffer: inout SampleBuffer?) { SampleBuffer.recycle(&buffer, into: spares) }
-
-        /// The processors implementing the connection's rotation and mirroring.
-        static func connectionProcessors(_ connection: CaptureConnection?) -> [NamedProcessor] {
-            guard let connection else { return [] }
-            var implicit: [NamedProcessor] = []
-            // The connection only takes angles RotateProcessor supports.
-            if connection.videoRotationAngle != 0,
-                let rotate = try? RotateProcessor(angle: connection.videoRotationAngle)
-            {
-                implicit.append(NamedProcessor(name: "connection.videoRotationAngle", processor: rotate))
-            }
-            if connection.isVideoMirrored {
-                implicit.append(NamedProcessor(name: "connection.isVideoMirrored", processor: MirrorProcessor()))
-            }
-            return implicit
-        }
     }
 
     let core: EngineOutputCore<Body>
-
-    /// Drop reports queued beyond this many are merged into the last one (its
-    /// ``SampleBuffer/droppedFrameCount`` grows), so a stalled delegate cannot make the queue grow
-    /// without bound.
-    static var dropReportLimit: Int { DeliveryEngine<DeliveryPipeline, SampleBuffer>.dropReportLimit }
 
     /// An output that lets at most `bufferBudget` frames be in flight (at least 1; default 6).
     public init(bufferBudget: Int = 6) {
         self.bufferBudget = max(1, bufferBudget)
         let spares = SpareObjects<SampleBuffer>(limit: min(self.bufferBudget, 62) + 2)
         core = EngineOutputCore(Body(budget: self.bufferBudget, spares: spares), budgetLimit: self.bufferBudget)
-        super.init()
+        super.init(processing: core)
         adopt(core)
     }
 
@@ -163,23 +136,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
 
     // MARK: Settings
 
-    /// The format and size to deliver. Empty settings (the default) deliver the device's native
-    /// format zero-copy. Applies when set: on a running session frames after the change come in
-    /// the new format (the session renegotiates between frames, restarting the camera only if its
-    /// format must change). If the new settings cannot be delivered, the old ones stay and the
-    /// error is posted as ``CaptureSession/runtimeErrorNotification``; ``setVideoSettings(_:)``
-    /// throws it instead.
-    public var videoSettings: VideoSettings {
-        get { core.currentSettings.video }
-        set { core.postingFailure { () throws(CaptureError) in try setVideoSettings(newValue) } }
-    }
-
-    /// Sets ``videoSettings``, throwing (and keeping the old settings) when a running session
-    /// cannot deliver them.
-    public func setVideoSettings(_ settings: VideoSettings) throws(CaptureError) {
-        try core.applyChange { current, _ in current.video = settings }
-    }
-
     /// The pixel formats this output can deliver, from any camera format it can convert (all but
     /// compressed ones). Unlike AVFoundation's list it is not ordered by cost: the session picks
     /// the camera format that is cheapest to deliver whichever you ask for.
@@ -192,25 +148,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
         set { core.engine.discardsLateSamples = newValue }
     }
 
-    /// The shortest time between delivered frames; `.invalid` (the default) for no limit.
-    /// Setting it behaves as ``setMinFrameDuration(_:)``; an error (a non-positive duration, a
-    /// rate a running session cannot get) keeps the old value and is posted as
-    /// ``CaptureSession/runtimeErrorNotification``, as ``videoSettings``' setter does.
-    public var minFrameDuration: MediaTime {
-        get { core.engine.minFrameDuration }
-        set { core.postingFailure { () throws(CaptureError) in try setMinFrameDuration(newValue) } }
-    }
-
-    /// Sets ``minFrameDuration``: delivered frames will be at least `duration` apart in
-    /// presentation time, less an allowance for timestamp jitter of 1/32 of `duration` (at most
-    /// 2 ms) — so a camera running exactly at the limit, whose timestamps wobble by a little, is
-    /// not halved. `.invalid` removes the limit. Applies from the next frame; on a running session
-    /// the device is asked again for the nearest rate it supports. Throws
-    /// ``CaptureError/Code/invalidArgument`` for zero or negative durations.
-    public func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
-        try core.setMinFrameDuration(duration)
-    }
-
     /// The format and size frames are delivered in, once the session has negotiated.
     public var deliveredFormat: (pixelFormat: PixelFormat, size: CaptureDevice.Dimensions)? {
         core.context.map { ($0.outputFormat, $0.outputSize) }
@@ -221,35 +158,6 @@ public final class CaptureVideoDataOutput: CaptureOutput, @unchecked Sendable { 
 
     /// The engine of the first conversion, when frames are converted.
     public var conversionEngine: PixelConverter.Engine? { core.context?.chain.conversionEngine }
-
-    /// The negotiated chain and the stream's budget, for tests.
-    var pipelineForTesting: (chain: ProcessorChain, budget: FrameBudget)? {
-        guard let pipeline = core.context, let budget = core.engine.budget else { return nil }
-        return (pipeline.chain, budget)
-    }
-
-    /// The engine, for tests.
-    var engine: DeliveryEngine<DeliveryPipeline, SampleBuffer> { core.engine }
-
-    /// Spare sample buffer objects, for tests.
-    var sampleBufferSpares: SpareObjects<SampleBuffer> { core.body.spares }
-
-    // MARK: Figures
-
-    /// Counters since the session last started (kept across configuration commits and
-    /// interruptions).
-    public var statistics: Statistics { core.statistics }
-
-    /// Capture-to-delegate latency over the last 1,024 delivered frames.
-    public var deliveryLatency: LatencyStatistics { core.latency }
-
-    /// Events waiting for the delivery queue (frames and drop reports), for tests.
-    var queuedEventCount: Int { core.engine.queuedEventCount }
-
-    /// Waits until everything queued so far has been handed to the delegate. Returns at once
-    /// when called from a delegate callback (waiting there would deadlock).
-    @discardableResult
-    func waitUntilDelivered(timeout: Double) -> Bool { core.waitUntilDelivered(timeout: timeout) }
 }
 
 /// The negotiated path from device frames to delivered frames for one configuration: the

@@ -1,26 +1,39 @@
 /// The settings of an output that runs a processor chain of its own (the video data output, the
-/// virtual camera output): the part the chain's editing and the frame-rate limit share.
-protocol ProcessorChainSettings: Sendable {
+/// virtual camera output): the format and size asked for and the chain.
+struct ProcessingSettings: Sendable {
     /// The format and size asked for.
-    var video: VideoSettings { get }
+    var video = VideoSettings()
     /// The user's processors, in the order frames pass through them.
-    var processors: [NamedProcessor] { get set }
+    var processors: [NamedProcessor] = []
     /// The processors implementing the connection's rotation and mirroring, as read for a
     /// negotiation (they run first).
-    var connectionProcessors: [NamedProcessor] { get set }
-}
+    var connectionProcessors: [NamedProcessor] = []
 
-extension ProcessorChainSettings {
     /// Every processor a frame passes through: the connection's, then the user's.
     var chain: [NamedProcessor] { connectionProcessors + processors }
+
+    /// The processors implementing `connection`'s rotation and mirroring.
+    static func connectionProcessors(_ connection: CaptureConnection?) -> [NamedProcessor] {
+        guard let connection else { return [] }
+        var implicit: [NamedProcessor] = []
+        // The connection only takes angles RotateProcessor supports.
+        if connection.videoRotationAngle != 0, let rotate = try? RotateProcessor(angle: connection.videoRotationAngle) {
+            implicit.append(NamedProcessor(name: "connection.videoRotationAngle", processor: rotate))
+        }
+        if connection.isVideoMirrored {
+            implicit.append(NamedProcessor(name: "connection.isVideoMirrored", processor: MirrorProcessor()))
+        }
+        return implicit
+    }
 }
 
-extension OutputBody where Settings: ProcessorChainSettings {
+extension OutputBody where Settings == ProcessingSettings {
+    var initialSettings: Settings { Settings() }
+
     /// The settings with the connection's rotation and mirroring read now.
     func resolve(_ settings: Settings, for output: CaptureOutput) -> Settings {
         var resolved = settings
-        resolved.connectionProcessors = CaptureVideoDataOutput.Body.connectionProcessors(
-            output.connection(with: .video))
+        resolved.connectionProcessors = ProcessingSettings.connectionProcessors(output.connection(with: .video))
         return resolved
     }
 
@@ -33,41 +46,22 @@ extension OutputBody where Settings: ProcessorChainSettings {
     }
 }
 
-extension EngineOutputCore where Body.Settings: ProcessorChainSettings {
-    /// The processor chain as set now.
-    var processors: [NamedProcessor] { currentSettings.processors }
+/// What ``CaptureVideoProcessingOutput`` edits: a core whose settings are ``ProcessingSettings``
+/// (seen through this protocol, so the base class holds its subclass's core without knowing
+/// its body).
+protocol ProcessingCore: AnyObject, Sendable {
+    var currentSettings: ProcessingSettings { get }
+    var minFrameDuration: MediaTime { get }
+    func applyProcessingChange(_ edit: (inout ProcessingSettings) throws(CaptureError) -> Void) throws(CaptureError)
+    func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError)
+    func postingFailure(_ change: () throws(CaptureError) -> Void)
+}
 
-    /// The processor added under `name`, if any.
-    func processor(named name: String) -> (any FrameProcessor)? {
-        processors.first { $0.name == name }?.processor
-    }
+extension EngineOutputCore: ProcessingCore where Body.Settings == ProcessingSettings {
+    var minFrameDuration: MediaTime { engine.minFrameDuration }
 
-    /// Adds `processor` (see ``CaptureVideoDataOutput/addProcessor(_:named:at:)``).
-    func addProcessor(_ processor: any FrameProcessor, named name: String, at position: ProcessorPosition)
-        throws(CaptureError)
-    {
-        try editChain { (chain) throws(CaptureError) in try chain.add(processor, named: name, at: position) }
-    }
-
-    /// Removes the processor named `name`; throws when there is none.
-    func removeProcessor(named name: String) throws(CaptureError) {
-        try editChain { (chain) throws(CaptureError) in try chain.remove(named: name) }
-    }
-
-    /// Puts `processor` in the place of the one named `name`.
-    func replaceProcessor(named name: String, with processor: any FrameProcessor) throws(CaptureError) {
-        try editChain { (chain) throws(CaptureError) in try chain.replace(named: name, with: processor) }
-    }
-
-    /// Removes every processor.
-    func removeAllProcessors() {
-        try? editChain { $0.removeAll() }
-    }
-
-    /// Edits the chain by the one rule: renegotiated on a running session, the old chain kept when
-    /// the new one cannot run.
-    private func editChain(_ edit: (inout [NamedProcessor]) throws(CaptureError) -> Void) throws(CaptureError) {
-        try applyChange { (settings, _) throws(CaptureError) in try edit(&settings.processors) }
+    func applyProcessingChange(_ edit: (inout ProcessingSettings) throws(CaptureError) -> Void) throws(CaptureError) {
+        try applyChange { (settings, _) throws(CaptureError) in try edit(&settings) }
     }
 }
 

@@ -103,6 +103,19 @@ extension OutputBody {
     public func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError, output: CaptureOutput) {}
 }
 
+extension OutputBody where Product == Void {
+    /// A body that finishes each sample in `prepare` (it writes it to a file, or publishes it)
+    /// hands nothing over.
+    public func consume(_ product: Void, from connection: CaptureConnection, output: CaptureOutput, delegate: Delegate)
+    {}
+
+    /// A body that finishes each sample in `prepare` has no one to tell of drops: they are
+    /// counted in the output's ``CaptureOutput/statistics``.
+    public func reportDrop(_ drop: DeliveryEngine<Context, Void>.DropReport, output: CaptureOutput, delegate: Delegate)
+    {
+    }
+}
+
 /// The plumbing every engine-backed output shares, written once: it owns the output's
 /// ``DeliveryEngine``, its settings (with one ``applyChange(_:)`` for every setter), its delegate
 /// and callback queue, and answers the session's hooks (the request, sample
@@ -313,6 +326,9 @@ protocol OutputDriver: AnyObject, Sendable {
     func streamDidStop(mediaType: MediaType)
     func sessionDidStopRunning(failure: CaptureError?)
     func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError)
+    var statistics: CaptureOutput.Statistics { get }
+    var latency: LatencyStatistics { get }
+    func waitUntilDelivered(timeout: Double) -> Bool
 }
 
 /// Drives an output fed by a camera and a microphone through one core per media (the movie file
@@ -368,6 +384,14 @@ final class MediaRoutedDriver: OutputDriver {
     func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError) {
         video.sessionWasInterrupted(lostDevice: lostDevice, error: error)
         audio.sessionWasInterrupted(lostDevice: lostDevice, error: error)
+    }
+
+    /// The video frames' counters: a movie counts its frames (its audio is written as it comes).
+    var statistics: CaptureOutput.Statistics { video.statistics }
+    var latency: LatencyStatistics { video.latency }
+
+    func waitUntilDelivered(timeout: Double) -> Bool {
+        video.waitUntilDelivered(timeout: timeout) && audio.waitUntilDelivered(timeout: timeout)
     }
 }
 

@@ -378,7 +378,7 @@ final class PhotoCapturePipeline: @unchecked Sendable {
 final class PhotoWorker: @unchecked Sendable {
     // unchecked: used on one serial queue only (documented above).
     private var encoder: JPEGEncoder?
-    private var converters: [String: PixelConverter] = [:]
+    private var conversions = FrameConversions()
     private var decoders: [PixelFormat: JPEGDecoder] = [:]
     /// The JPEG of the current frame at each quality (several requests share one encode).
     private var encoded: [Double: [UInt8]] = [:]
@@ -442,7 +442,7 @@ final class PhotoWorker: @unchecked Sendable {
         } else {
             // YUYV and other formats the encoder does not take: to I420 first.
             let converted = try newBuffer(.i420, image.width, image.height)
-            try converter(from: image, to: .i420).convert(image, into: converted)
+            try conversions.conversion(of: image, to: .i420).convert(image, into: converted)
             encodable = converted
             source = converted
         }
@@ -474,18 +474,9 @@ final class PhotoWorker: @unchecked Sendable {
             }
             try decoder.decode(image, into: buffer)
         } else {
-            try converter(from: image, to: pixelFormat).convert(image, into: buffer)
+            try conversions.conversion(of: image, to: pixelFormat).convert(image, into: buffer)
         }
         return buffer
-    }
-
-    private func converter(from image: PixelBuffer, to format: PixelFormat) throws(CaptureError) -> PixelConverter {
-        let key = "\(image.pixelFormat.name)>\(format.name)@\(image.width)x\(image.height)"
-        if let converter = converters[key] { return converter }
-        let size = CaptureDevice.Dimensions(width: image.width, height: image.height)
-        let converter = try PixelConverter(from: image.pixelFormat, size: size, to: format, size: size)
-        converters[key] = converter
-        return converter
     }
 
     private func newBuffer(_ format: PixelFormat, _ width: Int, _ height: Int) throws(CaptureError) -> PixelBuffer {

@@ -254,7 +254,7 @@ public final class CaptureVideoPreviewLayer: Sendable {
 
     /// Capture-to-presenter latency (host arrival to the hand-over, rendering included) over the
     /// last 1,024 frames.
-    public var renderLatency: LatencyStatistics { output.latency }
+    public var renderLatency: LatencyStatistics { output.deliveryLatency }
 }
 
 extension CaptureVideoPreviewLayer {

@@ -115,10 +115,4 @@ final class PreviewOutput: CaptureOutput, @unchecked Sendable {  // unchecked: s
     /// The renderer of the current (or last) stream.
     var renderer: PreviewRenderer? { core.context }
 
-    var statistics: Statistics { core.statistics }
-    var latency: LatencyStatistics { core.latency }
-
-    /// Waits until every accepted frame has been handed to the presenters (bounded).
-    @discardableResult
-    func waitUntilDelivered(timeout: Double) -> Bool { core.waitUntilDelivered(timeout: timeout) }
 }

@@ -31,7 +31,7 @@ public enum ProcessorPosition: Sendable, Hashable {
 final class ProcessorChain: Sendable {
     enum Step: Sendable {
         case decode(MJPEGDecodeStep)
-        case convert(PixelConverter, PixelBufferPool)
+        case convert(FrameConversion)
         case process(
             name: String, processor: any FrameProcessor, output: FrameFormat, outputPool: PixelBufferPool,
             copyPool: PixelBufferPool)
@@ -58,11 +58,11 @@ final class ProcessorChain: Sendable {
             case .decode(_, let decoded):
                 steps.append(.decode(try MJPEGDecodeStep(format: decoded, lanes: decoderLanes, capacity: budget)))
             case .convert(let from, let to):
-                let converter = try PixelConverter(
-                    from: from.pixelFormat, size: from.size, to: to.pixelFormat, size: to.size)
-                let pool = try PixelBufferPool(
-                    pixelFormat: to.pixelFormat, width: to.width, height: to.height, capacity: budget)
-                steps.append(.convert(converter, pool))
+                steps.append(
+                    .convert(
+                        try FrameConversion(
+                            from: from.pixelFormat, size: from.size, to: to.pixelFormat, size: to.size,
+                            capacity: budget)))
             case .process(let index, let input, let output):
                 let entry = processors[index]
                 let outputPool = try PixelBufferPool(
@@ -96,16 +96,16 @@ final class ProcessorChain: Sendable {
 
     /// The first conversion's engine, if any.
     var conversionEngine: PixelConverter.Engine? {
-        for case .convert(let converter, _) in steps { return converter.engine }
+        for case .convert(let conversion) in steps { return conversion.engine }
         return nil
     }
 
     /// The conversion pools (for tests of boundedness).
     var pools: [PixelBufferPool] {
-        steps.map {
+        steps.compactMap {
             switch $0 {
             case .decode(let step): return step.pool
-            case .convert(_, let pool): return pool
+            case .convert(let conversion): return conversion.pool
             case .process(_, _, _, let pool, _): return pool
             }
         }
@@ -139,14 +139,12 @@ final class ProcessorChain: Sendable {
                 case .failure(let reason): return .drop(reason.reason)
                 }
                 writable = true
-            case .convert(let converter, let pool):
-                guard let destination = pool.makePixelBuffer() else { return .drop(.outOfBuffers) }
+            case .convert(let conversion):
                 do {
-                    try converter.convert(image, into: destination)
+                    advance(to: try conversion.convert(image))
                 } catch {
-                    return .drop(.droppedByProcessor("conversion"))
+                    return .drop(error.code == .outOfBuffers ? .outOfBuffers : .droppedByProcessor("conversion"))
                 }
-                advance(to: destination)
                 writable = true
             case .process(let name, let processor, let output, let outputPool, let copyPool):
                 var processorFrame = ProcessorFrame(

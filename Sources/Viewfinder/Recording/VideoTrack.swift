@@ -17,8 +17,8 @@ final class VideoTrack {
     private var packet: UnsafeMutablePointer<AVPacket>?
     /// The format handed to the encoder: the source's when the encoder takes it as it is.
     private let encoderInput: PixelFormat
-    private let converter: PixelConverter?
-    private let pool: PixelBufferPool?
+    /// The conversion into `encoderInput`, when the source is in another format.
+    private let conversion: FrameConversion?
     /// Frames handed to the encoder and packets it returned: the difference is what it holds
     /// (x264's lookahead and frame threads), which comes out when it is drained.
     private var framesSent = 0
@@ -60,8 +60,7 @@ final class VideoTrack {
             parameters.pointee.format = AV_PIX_FMT_YUVJ422P.rawValue
             parameters.pointee.color_range = AVCOL_RANGE_JPEG
             encoderInput = .mjpeg
-            converter = nil
-            pool = nil
+            conversion = nil
             return
         }
         guard settings.width % 2 == 0, settings.height % 2 == 0 else {
@@ -87,17 +86,14 @@ final class VideoTrack {
         }
         if direct.contains(settings.sourcePixelFormat) {
             encoderInput = settings.sourcePixelFormat
-            converter = nil
-            pool = nil
+            conversion = nil
         } else {
             encoderInput = direct[0]
             let size = CaptureDevice.Dimensions(width: settings.width, height: settings.height)
             do {
-                converter = try PixelConverter(
-                    from: settings.sourcePixelFormat, size: size, to: encoderInput, size: size,
+                conversion = try FrameConversion(
+                    from: settings.sourcePixelFormat, size: size, to: encoderInput, size: size, capacity: 3,
                     options: .init(threadCount: 1))
-                pool = try PixelBufferPool(
-                    pixelFormat: encoderInput, width: settings.width, height: settings.height, capacity: 3)
             } catch {
                 throw RecordingError(.unsupportedFormat, "cannot convert frames for the encoder: \(error)")
             }
@@ -169,16 +165,14 @@ final class VideoTrack {
     ) throws(RecordingError) {
         guard let encoder, let frame else { throw RecordingError(.invalidState, "the video stream has no encoder") }
         var input = buffer
-        if let converter, let pool {
-            guard let converted = pool.makePixelBuffer() else {
-                throw RecordingError(.encoderFailed, "the encoder holds every conversion buffer")
-            }
+        if let conversion {
             do {
-                try converter.convert(buffer, into: converted)
+                input = try conversion.convert(buffer)
+            } catch  where error.code == .outOfBuffers {
+                throw RecordingError(.encoderFailed, "the encoder holds every conversion buffer")
             } catch {
                 throw RecordingError(.encoderFailed, "converting a frame for the encoder failed: \(error)")
             }
-            input = converted
         }
         frame.pointee.width = Int32(settings.width)
         frame.pointee.height = Int32(settings.height)

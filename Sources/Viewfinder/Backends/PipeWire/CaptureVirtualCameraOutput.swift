@@ -23,21 +23,22 @@ import Synchronization
 /// - The node exists from `init` until the output goes away. It offers the processed frames'
 ///   format (when PipeWire can carry it) and, converted on the way, BGRx, NV12, YUY2 and I420, at
 ///   the processed size and the stream's rate; the consumer that links picks one. Set
-///   ``videoSettings`` to choose the processed format and size.
+///   ``CaptureVideoProcessingOutput/videoSettings`` to choose the processed format and size.
 /// - Newest wins; capture is never held up: a frame is written straight into a free PipeWire
 ///   buffer and queued. With no consumer streaming, frames drop as ``noConsumerDropReason`` before
 ///   any processing; while the consumer is still taking the previous frame (or holds every
 ///   buffer), as ``consumerBusyDropReason``, never queued behind it; while the previous frame is
 ///   still being written, a newer one replaces the waiting one (``DroppedFrameReason/frameWasLate``).
 ///   Other outputs of the session are unaffected.
-/// - Counted like every output (``statistics``): a published frame is delivered; the drops above
+/// - Counted like every output (``CaptureOutput/statistics``): a published frame is delivered; the drops above
 ///   count as `droppedByProcessor`, late ones as `droppedLate`.
 /// - Each buffer carries a `spa_meta_header` with the frame's sequence number (the camera's: a
 ///   consumer sees the frames this output dropped as gaps) and the `CLOCK_MONOTONIC` time it was
 ///   queued.
 ///
 /// Thread safety: every member may be used from any thread; changes apply between frames.
-public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendable {  // unchecked: state is in the core.
+// unchecked: state is in the core.
+public final class CaptureVirtualCameraOutput: CaptureVideoProcessingOutput, @unchecked Sendable {
     /// Frames dropped because no consumer was streaming (none linked, or its link paused).
     public static let noConsumerDropReason = DroppedFrameReason.droppedByProcessor("virtualCamera.noConsumer")
     /// Frames dropped because the consumer was still taking the previous frame or held every
@@ -54,12 +55,7 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
     /// into the node's free buffer.
     struct Body: OutputBody {
         /// What the output is set to; read once per negotiation.
-        struct Settings: ProcessorChainSettings {
-            var video = VideoSettings()
-            var processors: [NamedProcessor] = []
-            /// The connection's rotation and mirroring, as read for a negotiation.
-            var connectionProcessors: [NamedProcessor] = []
-        }
+        typealias Settings = ProcessingSettings
 
         let node: PipeWireVirtualCameraNode
         let counters: Counters
@@ -67,7 +63,6 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
 
         var label: String { "virtual-camera-output" }
         var acceptedMediaTypes: [MediaType] { [.video] }
-        var initialSettings: Settings { Settings() }
 
         func makeContext(
             format: CaptureDevice.Format, frameDuration: MediaTime, settings: Settings
@@ -118,14 +113,7 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
             }
         }
 
-        func consume(
-            _ product: Void, from connection: CaptureConnection, output: CaptureOutput,
-            delegate: CaptureVirtualCameraOutput
-        ) {}
-
-        func reportDrop(
-            _ drop: DeliveryEngine<Stream, Void>.DropReport, output: CaptureOutput, delegate: CaptureVirtualCameraOutput
-        ) {}
+        typealias Delegate = CaptureVirtualCameraOutput
 
         /// Offers the new stream's formats (a consumer linked now renegotiates); a failure is a
         /// runtime error (frames then drop for want of a consumer).
@@ -146,7 +134,7 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
     final class Stream: @unchecked Sendable {  // unchecked: `converters` is used on the delivery queue only.
         let pipeline: DeliveryPipeline
         let offered: [CaptureDevice.Format]
-        private var converters: [PixelConverter] = []
+        private var conversions = FrameConversions()
 
         init(pipeline: DeliveryPipeline, offered: [CaptureDevice.Format]) {
             self.pipeline = pipeline
@@ -160,23 +148,10 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
                 PixelCopy.copy(image, into: target)
                 return true
             }
-            let from = CaptureDevice.Dimensions(width: image.width, height: image.height)
-            let to = CaptureDevice.Dimensions(width: target.width, height: target.height)
-            var converter = converters.first { candidate in
-                candidate.sourceFormat == image.pixelFormat && candidate.destinationFormat == target.pixelFormat
-            }
-            if let found = converter, found.sourceSize != from || found.destinationSize != to { converter = nil }
-            if converter == nil {
-                converter = try? PixelConverter(from: image.pixelFormat, size: from, to: target.pixelFormat, size: to)
-                guard let made = converter else { return false }
-                converters.removeAll {
-                    $0.sourceFormat == made.sourceFormat && $0.destinationFormat == made.destinationFormat
-                }
-                if converters.count >= 4 { converters.removeFirst() }
-                converters.append(made)
-            }
-            guard let converter else { return false }
-            return (try? converter.convert(image, into: target)) != nil
+            let size = CaptureDevice.Dimensions(width: target.width, height: target.height)
+            return
+                (try? conversions.conversion(of: image, to: target.pixelFormat, size: size).convert(image, into: target))
+                != nil
         }
     }
 
@@ -269,75 +244,13 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
         node = try PipeWireVirtualCameraNode(
             connection: connection, name: name, description: nodeDescription, formats: Self.initialOffer)
         core = EngineOutputCore(Body(node: node, counters: Counters(), link: link), budgetLimit: 2)
-        super.init()
+        super.init(processing: core)
         link.owner = self
         adopt(core)
         // The output is its own consumer (there is no user delegate): frames are published in
         // `prepare`, and this queue only keeps the engine's hand-over in step.
         core.setDelegate({ [weak self] in self }, queue: DispatchQueue(label: "viewfinder.virtual-camera.published"))
     }
-
-    // MARK: Settings
-
-    /// The format and size the processor chain delivers (and the node offers first). Empty (the
-    /// default): the camera's own format and size (Motion-JPEG is decoded to NV12). Applies as
-    /// ``CaptureVideoDataOutput/videoSettings`` does: on a running session between frames, the
-    /// node offering the new format at once; an error keeps the old settings and is posted as
-    /// ``CaptureSession/runtimeErrorNotification`` (``setVideoSettings(_:)`` throws it).
-    public var videoSettings: VideoSettings {
-        get { core.currentSettings.video }
-        set { core.postingFailure { () throws(CaptureError) in try setVideoSettings(newValue) } }
-    }
-
-    /// Sets ``videoSettings``, throwing (and keeping the old settings) when a running session
-    /// cannot deliver them.
-    public func setVideoSettings(_ settings: VideoSettings) throws(CaptureError) {
-        try core.applyChange { current, _ in current.video = settings }
-    }
-
-    /// The shortest time between published frames; `.invalid` (the default) for no limit. As
-    /// ``CaptureVideoDataOutput/minFrameDuration``.
-    public var minFrameDuration: MediaTime {
-        get { core.engine.minFrameDuration }
-        set { core.postingFailure { () throws(CaptureError) in try setMinFrameDuration(newValue) } }
-    }
-
-    /// Sets ``minFrameDuration``; throws ``CaptureError/Code/invalidArgument`` for zero or
-    /// negative durations.
-    public func setMinFrameDuration(_ duration: MediaTime) throws(CaptureError) {
-        try core.setMinFrameDuration(duration)
-    }
-
-    // MARK: Processors
-
-    /// The processor chain, in the order frames pass through it before they are published: the
-    /// consumer sees what it makes (a blurred background, say). Edited as the video data output's
-    /// chain is, by the same rule; allowed while running.
-    public var processors: [NamedProcessor] { core.processors }
-
-    /// Adds `processor` to the published frames' chain (see
-    /// ``CaptureVideoDataOutput/addProcessor(_:named:at:)``).
-    public func addProcessor(
-        _ processor: any FrameProcessor, named name: String, at position: ProcessorPosition = .last
-    ) throws(CaptureError) {
-        try core.addProcessor(processor, named: name, at: position)
-    }
-
-    /// Takes the processor named `name` out of the published frames' chain (see
-    /// ``CaptureVideoDataOutput/removeProcessor(named:)``).
-    public func removeProcessor(named name: String) throws(CaptureError) { try core.removeProcessor(named: name) }
-
-    /// Swaps the processor named `name` for `processor` between two published frames (see
-    /// ``CaptureVideoDataOutput/replaceProcessor(named:with:)``).
-    public func replaceProcessor(named name: String, with processor: any FrameProcessor) throws(CaptureError) {
-        try core.replaceProcessor(named: name, with: processor)
-    }
-
-    /// The published frames' processor added under `name`, if any.
-    public func processor(named name: String) -> (any FrameProcessor)? { core.processor(named: name) }
-
-    /// Publishes the frames as the camera gives them, with no processor of the user's.
-    public func removeAllProcessors() { core.removeAllProcessors() }
 
     // MARK: The node
 
@@ -360,7 +273,7 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
         public var droppedConsumerBusy: Int
     }
 
-    /// The node's counters since the output was made (``statistics`` counts from the session's
+    /// The node's counters since the output was made (``CaptureOutput/statistics`` counts from the session's
     /// start, with these drops among `droppedByProcessor`).
     public var publishingStatistics: PublishingStatistics {
         let counters = core.body.counters
@@ -369,16 +282,4 @@ public final class CaptureVirtualCameraOutput: CaptureOutput, @unchecked Sendabl
             droppedNoConsumer: counters.noConsumer.load(ordering: .relaxed),
             droppedConsumerBusy: counters.consumerBusy.load(ordering: .relaxed))
     }
-
-    // MARK: Figures
-
-    /// Counters since the session last started: a published frame is delivered.
-    public var statistics: Statistics { core.statistics }
-
-    /// Capture-to-publish latency over the last 1,024 published frames.
-    public var publishLatency: LatencyStatistics { core.latency }
-
-    /// Waits until every frame queued so far was published or dropped.
-    @discardableResult
-    func waitUntilDelivered(timeout: Double) -> Bool { core.waitUntilDelivered(timeout: timeout) }
 }
