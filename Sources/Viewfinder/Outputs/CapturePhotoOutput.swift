@@ -28,7 +28,7 @@ import Synchronization
 ///
 /// Thread safety: every member may be used from any thread.
 public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
-    // unchecked: state lives in the pipeline's Mutex and the core; `highResolution` is an Atomic.
+    // unchecked: state lives in the pipeline's Mutex and the core.
     /// The uncompressed formats photos can come in.
     static let photoPixelFormats: [PixelFormat] = [.bgra, .nv12VideoRange, .nv12FullRange]
 
@@ -64,16 +64,17 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         return device?.activeFormat.dimensions ?? CaptureDevice.Dimensions(width: 0, height: 0)
     }
 
-    private let highResolution = Atomic<Bool>(false)
-
-    /// Kept for code ported from AVFoundation, where it allowed photos larger than the video
-    /// stream. Here a photo is always a frame of the running stream and never reconfigures it, so
-    /// the flag changes nothing: photos are ``maxPhotoDimensions``. Default `false`. Deprecated,
-    /// as AVFoundation deprecated it for `maxPhotoDimensions`, so the compiler says so.
-    @available(*, deprecated, message: "photos are frames of the running stream: read maxPhotoDimensions instead")
+    /// Gone: in AVFoundation it allowed photos larger than the video stream; here a photo is a
+    /// frame of the running stream and never reconfigures it, so a flag could change nothing.
+    /// The compiler's message names what to do instead.
+    @available(
+        *, unavailable,
+        message:
+            "photos are frames of the running stream: delete this line, and for larger photos use the .photo preset or the device's activeFormat; maxPhotoDimensions reads their size"
+    )
     public var isHighResolutionCaptureEnabled: Bool {
-        get { highResolution.load(ordering: .relaxed) }
-        set { highResolution.store(newValue, ordering: .relaxed) }
+        get { false }
+        set {}
     }
 
     // MARK: Taking photos

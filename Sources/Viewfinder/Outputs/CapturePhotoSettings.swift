@@ -69,7 +69,6 @@ public final class CapturePhotoSettings: Sendable {
     private struct Mutable {
         var flashMode = CaptureDevice.FlashMode.off
         var metadata: [String: MetadataValue] = [:]
-        var isHighResolutionPhotoEnabled = false
         var qualityPrioritization = CapturePhotoOutput.QualityPrioritization.balanced
         var maxPhotoDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
     }
@@ -154,12 +153,16 @@ public final class CapturePhotoSettings: Sendable {
         set { mutable.withLock { $0.flashMode = newValue } }
     }
 
-    /// Kept for ported code: photos are always frames of the running stream (see
-    /// ``CapturePhotoOutput/isHighResolutionCaptureEnabled``). Deprecated, as in AVFoundation.
-    @available(*, deprecated, message: "photos are frames of the running stream: set maxPhotoDimensions instead")
+    /// Gone, as ``CapturePhotoOutput/isHighResolutionCaptureEnabled`` is: a photo is a frame of
+    /// the running stream, so the flag could change nothing.
+    @available(
+        *, unavailable,
+        message:
+            "photos are frames of the running stream: delete this line, and for larger photos use the .photo preset or the device's activeFormat"
+    )
     public var isHighResolutionPhotoEnabled: Bool {
-        get { mutable.withLock { $0.isHighResolutionPhotoEnabled } }
-        set { mutable.withLock { $0.isHighResolutionPhotoEnabled = newValue } }
+        get { false }
+        set {}
     }
 
     /// EXIF fields to add to the photo: `"ImageDescription"`, `"Artist"`, `"UserComment"`,
