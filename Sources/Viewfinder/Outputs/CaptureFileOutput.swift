@@ -189,16 +189,6 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
     // MARK: Figures
 
-    /// Waits until every frame queued so far has reached the encoder and every recording event
-    /// queued so far has been handled, for tests and shutdown. Returns `false` on timeout.
-    @discardableResult
-    func waitUntilIdle(timeout: Double) -> Bool {
-        guard videoCore.waitUntilDelivered(timeout: timeout) else { return false }
-        let done = DispatchSemaphore(value: 0)
-        recordingQueue.async { self.delegateCallbackQueue.async { done.signal() } }
-        return done.wait(timeout: .now() + timeout) == .success
-    }
-
     // MARK: What subclasses provide
 
     /// The writer's options for a new recording.
@@ -272,10 +262,7 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
 
         var label: String { "movie-file-output.audio" }
         var acceptedMediaTypes: [MediaType] { [.audio] }
-        var initialSettings: Void { () }
         var discardsLateSamplesByDefault: Bool { false }
-
-        func request(for settings: Void) -> OutputRequest { OutputRequest() }
 
         func makeContext(
             format: CaptureDevice.Format, frameDuration: MediaTime, settings: Void

@@ -21,12 +21,12 @@ import Synchronization
 ///
 /// Thread safety: every member may be used from any thread.
 public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
-    private struct Settings {
+    struct Settings {
         var fragmentInterval = MediaTime(value: 10, timescale: 1)
         var metadata: [String: String] = [:]
         var failAfterBytes: Int64?
     }
-    private let settings = Mutex(Settings())
+    let settings = Mutex(Settings())
 
     /// A movie file output that lets at most `bufferBudget` frames wait for the encoder (at least
     /// 1; default 6) before new ones drop as ``DroppedFrameReason/outOfBuffers``.
@@ -104,12 +104,6 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         }
         try videoCore.applyChange { settings, _ in settings.perConnection[ObjectIdentifier(connection)] = outputSettings
         }
-    }
-
-    /// For tests: the writer's writes fail with ENOSPC past this many bytes, like a full disk.
-    var failAfterBytesForTesting: Int64? {
-        get { settings.withLock { $0.failAfterBytes } }
-        set { settings.withLock { $0.failAfterBytes = newValue } }
     }
 
     // MARK: Writer

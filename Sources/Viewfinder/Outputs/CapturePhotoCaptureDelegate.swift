@@ -59,3 +59,32 @@ extension CapturePhotoCaptureDelegate {
         error: (any Error)?
     ) {}
 }
+
+/// Forwards a request's callbacks to a photo delegate (held weakly).
+// unchecked: the delegate is not Sendable (as AVFoundation's is not); the pipeline calls a
+// client only on its one serial callback queue, one call at a time.
+struct PhotoDelegateClient: PhotoRequestClient, @unchecked Sendable {
+    weak var output: CapturePhotoOutput?
+    weak var delegate: (any CapturePhotoCaptureDelegate)?
+
+    func willBeginCapture(_ resolved: CaptureResolvedPhotoSettings) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, willBeginCaptureFor: resolved)
+    }
+    func willCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, willCapturePhotoFor: resolved)
+    }
+    func didCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, didCapturePhotoFor: resolved)
+    }
+    func didFinishProcessing(_ photo: CapturePhoto, error: CaptureError?) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, didFinishProcessingPhoto: photo, error: error)
+    }
+    func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, didFinishCaptureFor: resolved, error: error)
+    }
+}

@@ -84,41 +84,9 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// taken (settings used before, a format or flash mode not available, a session not running,
     /// no enabled video connection) reaches the delegate's callbacks with the error.
     public func capturePhoto(with settings: CapturePhotoSettings, delegate: any CapturePhotoCaptureDelegate) {
-        let client = DelegateClient(output: self, delegate: delegate)
+        let client = PhotoDelegateClient(output: self, delegate: delegate)
         let (request, refusal) = pipeline.makeRequest(settings, client: client, output: self, context: core.context)
         pipeline.submit(request, refusal: refusal)
     }
 
-    /// Waits until every callback queued so far has run (tests, demos).
-    @discardableResult
-    func waitUntilIdle(timeout: Double) -> Bool { pipeline.waitUntilIdle(core, timeout: timeout) }
-}
-
-/// Forwards a request's callbacks to a photo delegate (held weakly).
-// unchecked: the delegate is not Sendable (as AVFoundation's is not); the pipeline calls a
-// client only on its one serial callback queue, one call at a time.
-private struct DelegateClient: PhotoRequestClient, @unchecked Sendable {
-    weak var output: CapturePhotoOutput?
-    weak var delegate: (any CapturePhotoCaptureDelegate)?
-
-    func willBeginCapture(_ resolved: CaptureResolvedPhotoSettings) {
-        guard let output, let delegate else { return }
-        delegate.photoOutput(output, willBeginCaptureFor: resolved)
-    }
-    func willCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {
-        guard let output, let delegate else { return }
-        delegate.photoOutput(output, willCapturePhotoFor: resolved)
-    }
-    func didCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {
-        guard let output, let delegate else { return }
-        delegate.photoOutput(output, didCapturePhotoFor: resolved)
-    }
-    func didFinishProcessing(_ photo: CapturePhoto, error: CaptureError?) {
-        guard let output, let delegate else { return }
-        delegate.photoOutput(output, didFinishProcessingPhoto: photo, error: error)
-    }
-    func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?) {
-        guard let output, let delegate else { return }
-        delegate.photoOutput(output, didFinishCaptureFor: resolved, error: error)
-    }
 }

@@ -26,8 +26,8 @@ import Synchronization
 /// serial queue, one at a time.
 public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
     // unchecked: the settings are in a Mutex; the rest lives in the pipeline and the core.
-    private let pipeline = PhotoCapturePipeline(label: "still-image-output", kind: .stillImage)
-    private let core: EngineOutputCore<PhotoCapturePipeline.Body>
+    let pipeline = PhotoCapturePipeline(label: "still-image-output", kind: .stillImage)
+    let core: EngineOutputCore<PhotoCapturePipeline.Body>
     private let format = Mutex<CapturePhotoSettings?>(nil)
 
     /// A still image output writing JPEG.
@@ -84,9 +84,6 @@ public final class CaptureStillImageOutput: CaptureOutput, @unchecked Sendable {
         return Data(bytes: image.baseAddress, count: image.dataSize)
     }
 
-    /// Waits until every completion queued so far has run (tests).
-    @discardableResult
-    func waitUntilIdle(timeout: Double) -> Bool { pipeline.waitUntilIdle(core, timeout: timeout) }
 }
 
 extension SampleBuffer.AttachmentKey {
@@ -98,9 +95,6 @@ extension SampleBuffer.AttachmentKey {
 private struct CompletionClient: PhotoRequestClient {
     let handler: @Sendable (SampleBuffer?, (any Error)?) -> Void
 
-    func willBeginCapture(_ resolved: CaptureResolvedPhotoSettings) {}
-    func willCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {}
-    func didCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {}
     func didFinishProcessing(_ photo: CapturePhoto, error: CaptureError?) {
         if let error {
             handler(nil, error)
@@ -112,7 +106,6 @@ private struct CompletionClient: PhotoRequestClient {
             handler(nil, error)
         }
     }
-    func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?) {}
 
     static func sampleBuffer(for photo: CapturePhoto) throws(CaptureError) -> SampleBuffer {
         let image: PixelBuffer

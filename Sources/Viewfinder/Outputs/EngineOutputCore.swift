@@ -103,6 +103,14 @@ extension OutputBody {
     public func sessionWasInterrupted(lostDevice: CaptureDevice, error: CaptureError, output: CaptureOutput) {}
 }
 
+extension OutputBody where Settings == Void {
+    /// A body with nothing to set starts with nothing.
+    public var initialSettings: Void { () }
+    /// A body with nothing to set asks nothing of the device: it takes what the other outputs'
+    /// requests negotiate.
+    public func request(for settings: Void) -> OutputRequest { OutputRequest() }
+}
+
 extension OutputBody where Product == Void {
     /// A body that finishes each sample in `prepare` (it writes it to a file, or publishes it)
     /// hands nothing over.

@@ -11,6 +11,14 @@ protocol PhotoRequestClient: Sendable {
     func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?)
 }
 
+extension PhotoRequestClient {
+    /// Nothing to hear by default (a still-image handler hears only the finished photo).
+    func willBeginCapture(_ resolved: CaptureResolvedPhotoSettings) {}
+    func willCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {}
+    func didCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {}
+    func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?) {}
+}
+
 /// One accepted request.
 struct PhotoRequest: Sendable {
     let resolved: CaptureResolvedPhotoSettings
@@ -138,11 +146,9 @@ final class PhotoCapturePipeline: @unchecked Sendable {
 
         var label: String { pipeline.kind == .photo ? "photo-output" : "still-image-output" }
         var acceptedMediaTypes: [MediaType] { [.video] }
-        var initialSettings: Void { () }
         var discardsLateSamplesByDefault: Bool { false }
 
         /// A photo output asks nothing of the device; its stream context is the format it streams.
-        func request(for settings: Void) -> OutputRequest { OutputRequest() }
 
         func makeContext(
             format: CaptureDevice.Format, frameDuration: MediaTime, settings: Void
