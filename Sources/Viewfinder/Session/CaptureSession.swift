@@ -20,8 +20,9 @@ import Synchronization
 ///
 /// Configuration changes between ``beginConfiguration()`` and the outermost
 /// ``commitConfiguration()`` apply together; outside such a pair each change is its own commit.
-/// A running session applies a commit between frames: it stops the affected streams,
-/// renegotiates formats and starts them again.
+/// A running session applies a commit device by device: a device whose connections and preset
+/// are unchanged keeps streaming untouched; one whose connections or preset changed restarts with
+/// a new negotiation; a removed input's device stops and an added one's starts.
 ///
 /// Errors after ``startRunning()`` is called (no inputs, a device that fails or disappears) are
 /// posted as ``runtimeErrorNotification`` with the ``CaptureError`` under
@@ -29,7 +30,7 @@ import Synchronization
 /// notification queue, in the order things happened — never on the caller's thread or a
 /// device's capture thread, and never while the session holds a lock.
 ///
-/// Settings changed on an output of a running session (``CaptureVideoDataOutput/videoSettings``,
+/// Settings changed on an output of a running session (``CaptureVideoProcessingOutput/videoSettings``,
 /// its minimum frame duration, processors, a connection's rotation or mirroring) apply when set:
 /// the session renegotiates between frames and restarts a device only when its format or frame
 /// rate must change.
@@ -56,6 +57,9 @@ public class CaptureSession: @unchecked Sendable {
         var running = false
         var interrupted = false
         var streams: [DeviceStream] = []
+        /// Changes to a running stream's outputs or device made inside a configuration block,
+        /// for the outermost commit to apply: the stream, and the outputs whose settings changed.
+        var deferred: [(stream: DeviceStream, outputs: [CaptureOutput])] = []
     }
 
     private let state = Mutex(State())
@@ -281,7 +285,11 @@ public class CaptureSession: @unchecked Sendable {
     }
 
     /// Ends a batch begun by ``beginConfiguration()``. The outermost commit applies every change
-    /// at once; on a running session the streams restart with the new configuration.
+    /// at once. On a running session only the devices the changes touch restart: those whose
+    /// connections (an output added, removed or moved) or preset changed; a removed input's device
+    /// stops, an added input's starts, and every other device keeps streaming, its outputs'
+    /// settings changed inside the batch applied between frames (restarting the device only if its
+    /// format or rate must change).
     public func commitConfiguration() {
         let outermost = state.withLock { state -> Bool in
             guard state.configurationDepth > 0 else { return false }
@@ -309,8 +317,9 @@ public class CaptureSession: @unchecked Sendable {
         if immediate { applyIfRunning() }
     }
 
-    /// A commit on a running session: every stream restarts with the new configuration. If that
-    /// fails the error is posted and the session stops (``didStopRunningNotification``).
+    /// A commit on a running session: applies the committed graph device by device (see
+    /// ``applyGraph()``). If that fails the error is posted and the session stops
+    /// (``didStopRunningNotification``).
     private func applyIfRunning() {
         // From a delegate's callback while another thread holds the transition (a stop or commit
         // that waits for this very callback to return): apply once it is done, instead of waiting.
@@ -321,12 +330,82 @@ public class CaptureSession: @unchecked Sendable {
         if !isInsideDeliveryCallback { enterTransition() }
         defer { leaveTransition() }
         guard isRunning else { return }
-        stopStreams()
-        if !startStreams(postingStart: false) {
+        if !applyGraph() {
             stopAfterFailure(
                 CaptureError(
                     .sessionWasInterrupted, "the session could not restart its devices after a configuration change"))
         }
+    }
+
+    /// Brings the running streams in line with the committed graph, restarting only the devices
+    /// that must: a stream whose device input remains, with the same connections (and outputs)
+    /// and preset, keeps running (settings changed inside the configuration block are applied to
+    /// it as `renegotiate(changed:matching:)` would); a stream whose connections or preset
+    /// changed restarts; a removed input's stream stops; an added input's starts. On an
+    /// interrupted session, inputs with no stream are left to resume as the interruption ends.
+    /// On failure posts the error and returns `false` (the caller stops the session).
+    private func applyGraph() -> Bool {
+        let (graph, streams, deferred, interrupted) = state.withLock { state in
+            defer { state.deferred = [] }
+            return (state.graph, state.streams, state.deferred, state.interrupted)
+        }
+        let devices = graph.inputs.compactMap { $0 as? CaptureDeviceInput }
+        var retired: [DeviceStream] = []
+        var restarting: [CaptureDeviceInput] = []
+        for stream in streams {
+            guard let input = devices.first(where: { $0.device === stream.device }) else {
+                retired.append(stream)
+                continue
+            }
+            var keeps =
+                stream.preset == graph.preset
+                && Self.sameConnections(stream.connections, Self.connections(of: input, in: graph))
+            let changes = deferred.filter { $0.stream === stream }
+            if keeps, !changes.isEmpty {
+                do {
+                    keeps = try reinstall(stream, preset: graph.preset, changed: changes.flatMap(\.outputs)) == nil
+                } catch {
+                    fail(error)
+                    return false
+                }
+            }
+            if !keeps {
+                retired.append(stream)
+                restarting.append(input)
+            }
+        }
+        state.withLock { state in state.streams.removeAll { stream in retired.contains { $0 === stream } } }
+        // Every stream that goes stops before any starts: an output moved from one device to
+        // another must see its old stream end before its new one begins.
+        for stream in retired { stream.stop() }
+        if let refusal = refusalToStart(graph) {
+            fail(refusal)
+            return false
+        }
+        let added = devices.filter { input in !streams.contains { $0.device === input.device } }
+        let starting = devices.filter { input in
+            restarting.contains { $0 === input } || (!interrupted && added.contains { $0 === input })
+        }
+        for input in starting {
+            do {
+                let stream = try startStream(
+                    device: input.device, connections: Self.connections(of: input, in: graph), preset: graph.preset)
+                state.withLock { $0.streams.append(stream) }
+            } catch {
+                fail(error)
+                return false
+            }
+        }
+        if interrupted { resumeInterruptedStreams(reconnected: nil) }
+        return true
+    }
+
+    /// Whether two lists of connections are the same connections to the same outputs, in any order.
+    private static func sameConnections(_ old: [CaptureConnection], _ new: [CaptureConnection]) -> Bool {
+        old.count == new.count
+            && old.allSatisfy { connection in
+                new.contains { $0 === connection && $0.output === connection.output && $0.output != nil }
+            }
     }
 
     /// The session cannot go on: it stops and says so.
@@ -365,31 +444,30 @@ public class CaptureSession: @unchecked Sendable {
     /// `matches` picks; if its device keeps its format and rate, only `changed`'s new stream is
     /// installed, between frames; otherwise every output's stream is built first (so a
     /// configuration that cannot run is refused and nothing stops), then the device restarts.
+    /// Inside a configuration block the change is noted for the outermost commit instead.
     private func renegotiate(
         changed output: CaptureOutput?, matching matches: (DeviceStream) -> Bool
     ) throws(CaptureError) {
         enterTransition()
         defer { leaveTransition() }
-        let (running, depth, streams, preset) = state.withLock {
-            ($0.running, $0.configurationDepth, $0.streams, $0.graph.preset)
+        let (stream, preset) = state.withLock { state -> (DeviceStream?, Preset) in
+            guard state.running, let stream = state.streams.first(where: matches) else {
+                return (nil, state.graph.preset)
+            }
+            guard state.configurationDepth == 0 else {
+                state.deferred.append((stream, output.map { [$0] } ?? []))
+                return (nil, state.graph.preset)
+            }
+            return (stream, state.graph.preset)
         }
-        guard running, depth == 0, let stream = streams.first(where: matches) else { return }
-        let outputs = stream.outputs
-        let requests = outputs.map { $0.makeRequest() }
-        let choice = try SharedDeviceStream.negotiate(
-            device: stream.device, preset: preset, requests: requests, for: self)
-        if choice == stream.choice {
-            guard let output, let index = outputs.firstIndex(where: { $0 === output }) else { return }
-            try requests[index].prepare(choice.format, choice.frameDuration).install(false)
-            return
-        }
-        // The device must change: check every output can run on the new format before stopping.
-        var prepared: [PreparedStream] = []
-        for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
+        guard let stream, let renegotiated = try reinstall(stream, preset: preset, changed: output.map { [$0] } ?? [])
+        else { return }
+        let (choice, prepared) = renegotiated
         stream.stop()
         do {
             let restarted = try startStream(
-                device: stream.device, connections: stream.connections, choice: choice, streams: prepared)
+                device: stream.device, connections: stream.connections, preset: preset, choice: choice,
+                streams: prepared)
             state.withLock { state in
                 if let position = state.streams.firstIndex(where: { $0 === stream }) {
                     state.streams[position] = restarted
@@ -400,6 +478,32 @@ public class CaptureSession: @unchecked Sendable {
             post(Self.runtimeErrorNotification, error: error)
             stopAfterFailure(error)
         }
+    }
+
+    /// Negotiates `stream`'s outputs again at `preset`. If the device keeps its format and rate,
+    /// installs the new streams of the `changed` outputs between frames and returns `nil`;
+    /// otherwise returns the new choice with every output's stream prepared for it (nothing is
+    /// stopped: the caller restarts the device). Throws, changing nothing, when an output cannot
+    /// run.
+    private func reinstall(
+        _ stream: DeviceStream, preset: Preset, changed: [CaptureOutput]
+    ) throws(CaptureError) -> (FormatNegotiator.Choice, [PreparedStream])? {
+        let outputs = stream.outputs
+        let requests = outputs.map { $0.makeRequest() }
+        let choice = try SharedDeviceStream.negotiate(
+            device: stream.device, preset: preset, requests: requests, for: self)
+        if choice == stream.choice {
+            var prepared: [PreparedStream] = []
+            for (output, request) in zip(outputs, requests) where changed.contains(where: { $0 === output }) {
+                prepared.append(try request.prepare(choice.format, choice.frameDuration))
+            }
+            for stream in prepared { stream.install(false) }
+            return nil
+        }
+        // The device must change: check every output can run on the new format before stopping.
+        var prepared: [PreparedStream] = []
+        for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
+        return (choice, prepared)
     }
 
     /// Posts `error` as ``runtimeErrorNotification`` (for settings whose setters cannot throw).
@@ -428,6 +532,10 @@ public class CaptureSession: @unchecked Sendable {
 
     /// Whether a device was lost while running; frames resume when it returns.
     public var isInterrupted: Bool { state.withLock { $0.interrupted } }
+
+    /// The device streams running now, one per streaming device (a stream a commit kept is the
+    /// same object before and after it).
+    var deviceStreams: [DeviceStream] { state.withLock { $0.streams } }
 
     /// Starts the flow of frames and returns once it is set up. Blocks. Problems (no inputs, a
     /// preset the device cannot meet, a device that fails to start) are posted as
@@ -461,21 +569,7 @@ public class CaptureSession: @unchecked Sendable {
     private func startStreams(postingStart: Bool) -> Bool {
         let graph = state.withLock { $0.graph }
         let devices = graph.inputs.compactMap { ($0 as? CaptureDeviceInput) }
-        guard !devices.isEmpty else {
-            fail(
-                CaptureError(
-                    .noInputs,
-                    "startRunning() found no inputs: add a CaptureDeviceInput (e.g. for CaptureDevice.default(for: .video)) before starting"
-                ))
-            return false
-        }
-        guard !graph.outputs.isEmpty else {
-            fail(
-                CaptureError(
-                    .noOutputs, "startRunning() found no outputs: add a CaptureVideoDataOutput before starting"))
-            return false
-        }
-        if let refusal = refusalToStart() {
+        if let refusal = refusalToStart(graph) {
             fail(refusal)
             return false
         }
@@ -494,10 +588,27 @@ public class CaptureSession: @unchecked Sendable {
         }
         state.withLock {
             $0.streams = started
+            $0.deferred = []
             $0.running = true
         }
         if postingStart { post(Self.didStartRunningNotification) }
         return true
+    }
+
+    /// Why the session must not run `graph` (no device input, no output, or what
+    /// ``refusalToStart()`` says), checked at start and at every commit on a running session.
+    private func refusalToStart(_ graph: Graph) -> CaptureError? {
+        guard graph.inputs.contains(where: { $0 is CaptureDeviceInput }) else {
+            return CaptureError(
+                .noInputs,
+                "startRunning() found no inputs: add a CaptureDeviceInput (e.g. for CaptureDevice.default(for: .video)) before starting"
+            )
+        }
+        guard !graph.outputs.isEmpty else {
+            return CaptureError(
+                .noOutputs, "startRunning() found no outputs: add a CaptureVideoDataOutput before starting")
+        }
+        return refusalToStart()
     }
 
     /// Why the session must not start, checked before any device streams (`nil`: it may). A
@@ -526,7 +637,7 @@ public class CaptureSession: @unchecked Sendable {
             for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
             do throws(CaptureError) {
                 return try startStream(
-                    device: device, connections: connections, choice: choice, streams: prepared,
+                    device: device, connections: connections, preset: preset, choice: choice, streams: prepared,
                     preempting: preempting)
             } catch  where error.code == .insufficientBandwidth {
                 // The preset lets the session choose: a format that fits what the bus has left.
@@ -539,7 +650,7 @@ public class CaptureSession: @unchecked Sendable {
                     streams.append(try request.prepare(fallback.format, fallback.frameDuration))
                 }
                 let stream = try startStream(
-                    device: device, connections: connections, choice: fallback, streams: streams,
+                    device: device, connections: connections, preset: preset, choice: fallback, streams: streams,
                     preempting: preempting)
                 post(
                     Self.didFallBackToFormatNotification,
@@ -556,7 +667,7 @@ public class CaptureSession: @unchecked Sendable {
     /// gets the camera; the others are interrupted with
     /// ``InterruptionReason/videoDeviceInUseByAnotherClient`` and resume when it is free).
     private func startStream(
-        device: CaptureDevice, connections: [CaptureConnection], choice: FormatNegotiator.Choice,
+        device: CaptureDevice, connections: [CaptureConnection], preset: Preset, choice: FormatNegotiator.Choice,
         streams: [PreparedStream], preempting: Bool = true
     ) throws(CaptureError) -> DeviceStream {
         if let shared = SharedDeviceStream.stream(on: device), shared.choice == choice,
@@ -564,7 +675,8 @@ public class CaptureSession: @unchecked Sendable {
         {
             for prepared in streams { prepared.install(true) }
             let stream = DeviceStream(
-                session: self, device: device, connections: connections, choice: choice, shared: shared)
+                session: self, device: device, connections: connections, choice: choice, preset: preset,
+                shared: shared)
             if shared.join(stream) {
                 for connection in connections { connection.setActive(true) }
                 return stream
@@ -589,7 +701,8 @@ public class CaptureSession: @unchecked Sendable {
             for prepared in streams { prepared.install(true) }
             let shared = SharedDeviceStream(device: device, choice: choice)
             let stream = DeviceStream(
-                session: self, device: device, connections: connections, choice: choice, shared: shared)
+                session: self, device: device, connections: connections, choice: choice, preset: preset,
+                shared: shared)
             let actual = try shared.start(with: stream)
             device.applyNegotiated(format: choice.format, frameDuration: actual)
             for connection in connections { connection.setActive(true) }
@@ -603,7 +716,10 @@ public class CaptureSession: @unchecked Sendable {
 
     private func stopStreams() {
         let streams = state.withLock { state in
-            defer { state.streams = [] }
+            defer {
+                state.streams = []
+                state.deferred = []
+            }
             return state.streams
         }
         for stream in streams { stream.stop() }
@@ -814,6 +930,8 @@ final class DeviceStream: DeviceStreamSink {
     let connections: [CaptureConnection]
     /// The format and rate negotiated for the stream.
     let choice: FormatNegotiator.Choice
+    /// The session preset the stream was negotiated for.
+    let preset: CaptureSession.Preset
     private let stopped = Atomic<Bool>(false)
     /// Frames the device skipped since the last one it handed on (see ``StreamStallWatch``).
     private let stall = Mutex(StreamStallWatch())
@@ -823,7 +941,7 @@ final class DeviceStream: DeviceStreamSink {
 
     init(
         session: CaptureSession, device: CaptureDevice, connections: [CaptureConnection],
-        choice: FormatNegotiator.Choice, shared: SharedDeviceStream
+        choice: FormatNegotiator.Choice, preset: CaptureSession.Preset, shared: SharedDeviceStream
     ) {
         self.sessionReference = WeakReference(session)
         self.sessionID = ObjectIdentifier(session)
@@ -831,6 +949,7 @@ final class DeviceStream: DeviceStreamSink {
         self.device = device
         self.connections = connections
         self.choice = choice
+        self.preset = preset
     }
 
     /// The outputs of `connections`, each once, in connection order.
