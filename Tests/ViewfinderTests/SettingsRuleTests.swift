@@ -102,6 +102,31 @@ struct SettingsRuleTests {
         rig.stopAndCheckAccounting()
     }
 
+    @Test("device: setActiveVideoMinFrameDuration under the lock on a running session slows the stream from then on")
+    func deviceFrameDurationSetting() throws {
+        let rig = try Rig(formats: virtualFormats(.yuyv).filter { $0.dimensions.width == 640 })
+        rig.frames(4)
+        let before = rig.delegate.frames.count
+        let gaps = zip(rig.delegate.frames, rig.delegate.frames.dropFirst()).map {
+            ($1.presentationTime - $0.presentationTime).seconds
+        }
+        // The camera starts faster than 15 fps (the negotiator's default rate).
+        #expect(!gaps.isEmpty && gaps.allSatisfy { $0 < 1.0 / 15 - 0.002 }, "\(gaps) at the default rate")
+        try rig.camera.device.lockForConfiguration()
+        try rig.camera.device.setActiveVideoMinFrameDuration(.fps(15))
+        rig.camera.device.unlockForConfiguration()
+        #expect(rig.session.isRunning)
+        #expect(rig.camera.device.activeVideoMinFrameDuration == .fps(15))
+        #expect(rig.clock.waitUntilSleeping())
+        rig.frames(8)
+        let after = Array(rig.delegate.frames.dropFirst(before))
+        // Eight 1/30 s ticks at 15 fps: a frame as the camera restarts and one each 1/15 s after.
+        #expect((4...5).contains(after.count), "\(after.count) frames in eight 1/30 s ticks after choosing 15 fps")
+        let slowed = zip(after, after.dropFirst()).map { ($1.presentationTime - $0.presentationTime).seconds }
+        #expect(slowed.allSatisfy { abs($0 - 1.0 / 15) < 0.002 }, "\(slowed) after choosing 15 fps")
+        rig.stopAndCheckAccounting()
+    }
+
     @Test("input port: isEnabled off pauses its connections from the next frame, on resumes them without a gap")
     func portSetting() throws {
         let rig = try Rig(formats: virtualFormats(.nv12VideoRange).filter { $0.dimensions.width == 640 })
