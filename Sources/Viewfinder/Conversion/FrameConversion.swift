@@ -2,7 +2,7 @@
 /// converts into: the single component every part that changes a frame's format uses — the
 /// processor chain's conversion steps, the movie writer's encoder input, the photo worker and the
 /// virtual camera's consumers. A ``PixelConverter`` does the work; this owns what goes with it
-/// (the pool it converts into, and how running out of buffers or failing is said).
+/// (the pool it converts into, and telling running out of buffers from failing).
 ///
 /// Thread safety: as ``PixelConverter``: one frame at a time.
 final class FrameConversion: Sendable {
@@ -39,14 +39,11 @@ final class FrameConversion: Sendable {
             && converter.destinationSize == size
     }
 
-    /// `image` converted into a buffer of the pool. Throws ``CaptureError/Code/outOfBuffers`` when
-    /// every buffer is held (by the delegate, the encoder), and the converter's error otherwise.
-    func convert(_ image: PixelBuffer) throws(CaptureError) -> PixelBuffer {
-        guard let destination = pool?.makePixelBuffer() else {
-            throw CaptureError(
-                .outOfBuffers,
-                "every \(converter.destinationFormat.name) conversion buffer is held: let go of frames once used")
-        }
+    /// `image` converted into a buffer of the pool; `nil` when every buffer is held (by the
+    /// delegate, the encoder), which costs nothing (no conversion, no error made: it is the
+    /// per-frame path). Throws the converter's error.
+    func convert(_ image: PixelBuffer) throws(CaptureError) -> PixelBuffer? {
+        guard let destination = pool?.makePixelBuffer() else { return nil }
         try converter.convert(image, into: destination)
         return destination
     }

@@ -141,9 +141,10 @@ final class ProcessorChain: Sendable {
                 writable = true
             case .convert(let conversion):
                 do {
-                    advance(to: try conversion.convert(image))
+                    guard let converted = try conversion.convert(image) else { return .drop(.outOfBuffers) }
+                    advance(to: converted)
                 } catch {
-                    return .drop(error.code == .outOfBuffers ? .outOfBuffers : .droppedByProcessor("conversion"))
+                    return .drop(.droppedByProcessor("conversion"))
                 }
                 writable = true
             case .process(let name, let processor, let output, let outputPool, let copyPool):

@@ -166,13 +166,16 @@ final class VideoTrack {
         guard let encoder, let frame else { throw RecordingError(.invalidState, "the video stream has no encoder") }
         var input = buffer
         if let conversion {
-            do {
-                input = try conversion.convert(buffer)
-            } catch  where error.code == .outOfBuffers {
-                throw RecordingError(.encoderFailed, "the encoder holds every conversion buffer")
+            let converted: PixelBuffer?
+            do throws(CaptureError) {
+                converted = try conversion.convert(buffer)
             } catch {
                 throw RecordingError(.encoderFailed, "converting a frame for the encoder failed: \(error)")
             }
+            guard let converted else {
+                throw RecordingError(.encoderFailed, "the encoder holds every conversion buffer")
+            }
+            input = converted
         }
         frame.pointee.width = Int32(settings.width)
         frame.pointee.height = Int32(settings.height)
