@@ -11,13 +11,23 @@ import Synchronization
 final class V4L2DevDirectory: V4L2DeviceDirectory {
     /// The directory scanned, `/dev` by default.
     let path: String
-    /// Holds the inotify read source.
-    private final class SourceBox: @unchecked Sendable {  // unchecked: a dispatch source is thread-safe to cancel.
+    /// Holds the inotify read source, its descriptor and what it calls.
+    // unchecked: a dispatch source is thread-safe to cancel; `isClosed` is confined to `queue`.
+    private final class SourceBox: @unchecked Sendable {
         let source: any DispatchSourceRead
-        init(_ source: any DispatchSourceRead) { self.source = source }
+        let fd: Int32
+        let onChange: @Sendable () -> Void
+        var isClosed = false
+        init(_ source: any DispatchSourceRead, fd: Int32, onChange: @escaping @Sendable () -> Void) {
+            self.source = source
+            self.fd = fd
+            self.onChange = onChange
+        }
     }
     private let source = Mutex<SourceBox?>(nil)
     private let queue = DispatchQueue(label: "viewfinder.v4l2.hotplug")
+    /// Marks `queue`, so ``catchUp()`` called from a change's own handling returns at once.
+    private static let onQueue = DispatchSpecificKey<Bool>()
 
     /// Where facts about the nodes' hardware are read (built-in or removable port).
     let sysfs: V4L2Sysfs
@@ -25,6 +35,7 @@ final class V4L2DevDirectory: V4L2DeviceDirectory {
     init(path: String = "/dev", sysfs: V4L2Sysfs = V4L2Sysfs()) {
         self.path = path
         self.sysfs = sysfs
+        queue.setSpecific(key: Self.onQueue, value: true)
     }
 
     func portKind(ofNode node: String) -> V4L2PortKind {
@@ -59,19 +70,12 @@ final class V4L2DevDirectory: V4L2DeviceDirectory {
             return false
         }
         let readSource = DispatchSource.makeReadSource(fileDescriptor: fd, queue: queue)
-        readSource.setEventHandler {
-            // Drain the events; any of them may concern a video node, so rescan once.
-            var buffer = [UInt8](repeating: 0, count: 4096)
-            var sawVideo = false
-            while true {
-                let count = buffer.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress, $0.count) }
-                guard count > 0 else { break }
-                sawVideo = sawVideo || Self.mentionsVideoNode(buffer[..<count])
-            }
-            if sawVideo { onChange() }
+        let box = SourceBox(readSource, fd: fd, onChange: onChange)
+        readSource.setEventHandler { Self.drain(box) }
+        readSource.setCancelHandler {
+            box.isClosed = true
+            Glibc.close(fd)
         }
-        readSource.setCancelHandler { Glibc.close(fd) }
-        let box = SourceBox(readSource)
         let previous = source.withLock { stored in
             defer { stored = box }
             return stored
@@ -79,6 +83,28 @@ final class V4L2DevDirectory: V4L2DeviceDirectory {
         previous?.source.cancel()
         readSource.resume()
         return true
+    }
+
+    /// Handles every change made before the call: events the kernel queued that the watch has not
+    /// read yet are read now, and the rescan they start (or one already under way) ends before
+    /// this returns. Returns at once when called from that handling itself.
+    func catchUp() {
+        guard DispatchQueue.getSpecific(key: Self.onQueue) == nil, let box = source.withLock({ $0 }) else { return }
+        queue.sync { Self.drain(box) }
+    }
+
+    /// Reads the events queued on `box`'s descriptor (on `queue`); any of them may concern a video
+    /// node, so one that does calls `onChange` once.
+    private static func drain(_ box: SourceBox) {
+        guard !box.isClosed else { return }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var sawVideo = false
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(box.fd, $0.baseAddress, $0.count) }
+            guard count > 0 else { break }
+            sawVideo = sawVideo || mentionsVideoNode(buffer[..<count])
+        }
+        if sawVideo { box.onChange() }
     }
 
     /// Whether a batch of `struct inotify_event`s names a `video*` entry (or overflowed).

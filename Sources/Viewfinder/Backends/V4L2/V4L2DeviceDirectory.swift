@@ -9,6 +9,10 @@ package protocol V4L2DeviceDirectory: Sendable {
     /// have appeared, disappeared or changed permissions. Returns `false` when the directory
     /// cannot be watched; the provider then rescans on every query instead.
     func watch(_ onChange: @escaping @Sendable () -> Void) -> Bool
+    /// Makes sure every change made before the call has reached `onChange` (and what `onChange`
+    /// started has ended) before it returns, for a watch that hears of changes later than they
+    /// happen; returns at once when called from inside `onChange`.
+    func catchUp()
     /// The kind of port the camera at `node` is on (from sysfs for real nodes).
     func portKind(ofNode node: String) -> V4L2PortKind
     /// What names the camera at `node` beyond its node number (serial, udev names, USB location).
@@ -16,6 +20,8 @@ package protocol V4L2DeviceDirectory: Sendable {
 }
 
 extension V4L2DeviceDirectory {
+    /// Nothing to catch up on by default: a directory that calls `onChange` as the change happens.
+    package func catchUp() {}
     /// Unknown: directories without sysfs behind them cannot tell.
     package func portKind(ofNode node: String) -> V4L2PortKind { .unknown }
     /// Nothing beyond the node: directories without sysfs behind them cannot tell.

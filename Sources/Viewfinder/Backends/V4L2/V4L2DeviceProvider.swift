@@ -76,6 +76,8 @@ package final class V4L2DeviceProvider: MonitoringDeviceProvider {
 
     /// The cameras present now (scanning first when the directory is not watched or changed).
     func presentCameras() -> [V4L2CameraBackend] {
+        // A node plugged in just before this call is seen: the watch's unread events are read now.
+        directory.catchUp()
         let mustScan = state.withLock { !$0.isWatching || $0.needsScan }
         if mustScan { rescan() }
         return state.withLock { $0.present }
