@@ -31,13 +31,14 @@ struct SettingsRuleTests {
             #expect(clock.waitUntilSleeping())
         }
 
-        /// Lets `count` more frames come and waits until they are handed over.
+        /// Lets `count` more 1/30 s ticks pass, waiting after each until its frame is handed over
+        /// (so a busy machine's slow delegate queue cannot make a newer frame replace it as late).
         func frames(_ count: Int) {
             for _ in 0..<count {
                 clock.advance(by: .fps(30))
                 #expect(clock.waitUntilSleeping())
+                #expect(output.waitUntilDelivered(timeout: 10))
             }
-            #expect(output.waitUntilDelivered(timeout: 10))
         }
 
         /// Stops, then checks every frame was delivered or dropped by a reason.
