@@ -385,7 +385,7 @@ struct MovieFileOutputTests {
         // Block the recording queue: every frame that comes now finds the one slot taken.
         let gate = DispatchSemaphore(value: 0)
         let blocked = DispatchSemaphore(value: 0)
-        rig.movie.recordingQueue.async {
+        rig.movie.recorder.queue.async {
             blocked.signal()
             gate.wait()
         }
@@ -407,6 +407,43 @@ struct MovieFileOutputTests {
         #expect(back.numbers == [0, 1, 7, 8])
         let expected = [0.0, 1.0 / 30, 7.0 / 30, 8.0 / 30]
         #expect(zip(back.times, expected).allSatisfy { abs($0 - $1) < 0.002 }, "no squashing: \(back.times)")
+    }
+
+    @Test("settings set just before startRecording apply to it whole: queued frames of the old stream do not start it")
+    func settingsBeforeStartApplyWhole() throws {
+        let scratch = try MovieScratch()
+        defer { scratch.remove() }
+        let url = scratch.url("settings-then-start.mkv")
+        let rig = try MovieRig()
+        let recorder = FileRecorder()
+        rig.start()
+        // Block the recording queue, then let frames 1 and 2 come under the old settings: they
+        // wait (one for the queue, one in the engine) until after the recording has started.
+        let gate = DispatchSemaphore(value: 0)
+        let blocked = DispatchSemaphore(value: 0)
+        rig.movie.recorder.queue.async {
+            blocked.signal()
+            gate.wait()
+        }
+        #expect(blocked.wait(timeout: .now() + 10) == .success)
+        for _ in 0..<2 {
+            rig.clock.advance(by: .fps(30))
+            #expect(rig.clock.waitUntilSleeping())
+        }
+        var lossless = MovieOutputSettings()
+        lossless.quality = 1
+        try rig.movie.setOutputSettings(lossless, for: try #require(rig.movie.connection(with: .video)))
+        rig.movie.startRecording(to: url, recordingDelegate: recorder)
+        gate.signal()
+        #expect(rig.movie.waitUntilIdle(timeout: 30))
+        rig.step(3)
+        rig.movie.stopRecording()
+        #expect(recorder.waitForFinish())
+        rig.session.stopRunning()
+        #expect(recorder.lastError == nil)
+        #expect(try readBack(url).numbers == [3, 4, 5], "frames 1 and 2 came under the settings replaced")
+        let stats = rig.movie.statistics
+        #expect(stats.captured == stats.delivered + stats.dropped, "\(stats)")
     }
 
     @Test("a Motion-JPEG-only camera records to H.264: every frame decoded once and encoded, in order")
@@ -651,7 +688,7 @@ struct MovieAudioShapeTests {
         let url = scratch.url("with-audio.mov")
         let rig = try MovieRig()
         let format = AudioFormat(sampleRate: 48_000, channelCount: 2, sampleFormat: .float32)
-        rig.movie.audioTrackFormat.withLock { $0 = format }
+        rig.movie.recorder.audioTrackFormat.withLock { $0 = format }
         let pool = try PCMBufferPool(bytesPerBuffer: 1024 * format.bytesPerFrame, capacity: 4)
         var sampleIndex: UInt64 = 0
         /// Appends 1024-frame chunks of a 440 Hz tone up to `time`.
@@ -668,7 +705,7 @@ struct MovieAudioShapeTests {
                     buffer: buffer, frameCount: 1024, format: format,
                     presentationTime: format.duration(ofFrames: Int(sampleIndex)), sampleIndex: sampleIndex,
                     framesLostBefore: 0, hostArrivalTime: .zero)
-                rig.movie.recordingQueue.sync { rig.movie.recordAudio(chunk) }
+                rig.movie.recorder.queue.sync { rig.movie.recorder.recordAudio(chunk) }
                 sampleIndex += 1024
             }
         }

@@ -72,14 +72,9 @@ struct PassthroughHuffmanTests {
         let complete = try JPEGTestSupport.jpeg(3, width: 320, height: 240)
         let stripped = try JPEGTestSupport.strippingHuffmanTables(complete)
         #expect(!JPEGFrame.hasHuffmanTables(stripped))
-        let movie = CaptureMovieFileOutput()
-        let context = FileOutputStreamContext(
-            format: CaptureDevice.Format(
-                pixelFormat: .mjpeg, width: 320, height: 240, frameRateRanges: [FrameRateRange(framesPerSecond: 30)]),
-            frameDuration: .fps(30), settings: nil)
         for (frame, isComplete) in [(complete, true), (stripped, false)] {
             let buffer = JPEGBytes.pixelBuffer(holding: Data(frame), width: 320, height: 240)
-            let written = movie.frameToWrite(buffer, context: context)
+            let written = MovieRecorder.frameToWrite(buffer)
             let bytes = [UInt8](UnsafeRawBufferPointer(start: written.baseAddress, count: written.dataSize))
             if isComplete {
                 #expect(written === buffer, "a complete frame is passed through untouched")

@@ -21,13 +21,6 @@ import Synchronization
 ///
 /// Thread safety: every member may be used from any thread.
 public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
-    struct Settings {
-        var fragmentInterval = MediaTime(value: 10, timescale: 1)
-        var metadata: [String: String] = [:]
-        var failAfterBytes: Int64?
-    }
-    let settings = Mutex(Settings())
-
     /// A movie file output that lets at most `bufferBudget` frames wait for the encoder (at least
     /// 1; default 6) before new ones drop as ``DroppedFrameReason/outOfBuffers``.
     public override init(bufferBudget: Int = 6) {
@@ -39,8 +32,12 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     /// index at the end instead (such a file is unreadable if the process dies while recording).
     /// Applies from the next recording; a zero or negative time is taken as invalid.
     public var movieFragmentInterval: MediaTime {
-        get { settings.withLock { $0.fragmentInterval } }
-        set { settings.withLock { $0.fragmentInterval = newValue.isNumeric && newValue > .zero ? newValue : .invalid } }
+        get { recorder.writerOptions.withLock { $0.fragmentInterval } }
+        set {
+            recorder.writerOptions.withLock {
+                $0.fragmentInterval = newValue.isNumeric && newValue > .zero ? newValue : .invalid
+            }
+        }
     }
 
     /// Container metadata of each recording, by libavformat key: `title`, `comment`, `artist`,
@@ -58,11 +55,8 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
     ///   writes its tags with the header and never rewrites them); a change applies from the next
     ///   recording.
     public var metadata: [String: String] {
-        get { settings.withLock { $0.metadata } }
-        set {
-            settings.withLock { $0.metadata = newValue }
-            updateMetadataOfCurrentRecording(newValue)
-        }
+        get { recorder.writerOptions.withLock { $0.metadata } }
+        set { recorder.setMetadata(newValue) }
     }
 
     /// The codecs ``setOutputSettings(_:for:)-(MovieOutputSettings?,_)`` accepts now: H.264 and HEVC where this FFmpeg
@@ -104,50 +98,5 @@ public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendabl
         }
         try videoCore.applyChange { settings, _ in settings.perConnection[ObjectIdentifier(connection)] = outputSettings
         }
-    }
-
-    // MARK: Writer
-
-    override func makeWriterOptions() -> MovieWriterOptions {
-        var options = MovieWriterOptions()
-        settings.withLock { settings in
-            options.fragmentInterval = settings.fragmentInterval
-            options.metadata = settings.metadata
-            options.failAfterBytes = settings.failAfterBytes
-        }
-        return options
-    }
-
-    override func videoSettings(for buffer: PixelBuffer, context: FileOutputStreamContext) throws(CaptureError)
-        -> MovieVideoSettings
-    {
-        let chosen = context.settings ?? MovieOutputSettings()
-        if chosen.codec == .jpeg, buffer.pixelFormat != .mjpeg {
-            throw CaptureError(
-                .unsupportedFormat,
-                "Motion-JPEG passthrough needs a camera delivering Motion-JPEG, this one delivers \(buffer.pixelFormat.name): record H.264 instead"
-            )
-        }
-        var video = MovieVideoSettings(
-            codec: chosen.codec.movieCodec ?? .h264, width: buffer.width, height: buffer.height,
-            sourcePixelFormat: buffer.pixelFormat)
-        video.quality = try chosen.movieQuality()
-        video.keyframeInterval = chosen.maxKeyFrameInterval
-        video.preset = chosen.encoderPreset
-        if context.frameDuration.isNumeric, context.frameDuration > .zero {
-            video.nominalFrameRate = 1 / context.frameDuration.seconds
-        }
-        return video
-    }
-
-    override func frameToWrite(_ buffer: PixelBuffer, context: FileOutputStreamContext) -> PixelBuffer {
-        guard buffer.pixelFormat == .mjpeg else { return buffer }
-        // UVC Motion-JPEG frames often lack Huffman tables, which players other than FFmpeg's
-        // need: add the standard ones. A frame that has its tables (or is no JPEG this can parse)
-        // is written as it is, so passthrough stays byte-identical for complete JPEGs.
-        let frame = UnsafeRawBufferPointer(start: buffer.baseAddress, count: buffer.dataSize)
-        guard JPEGFrame.needsStandardHuffmanTables(frame) else { return buffer }
-        let completed = JPEGFrame.withStandardHuffmanTables([UInt8](frame))
-        return JPEGBytes.pixelBuffer(holding: Data(completed), width: buffer.width, height: buffer.height)
     }
 }

@@ -36,7 +36,7 @@ extension CaptureFileOutput {
     func waitUntilIdle(timeout: Double) -> Bool {
         guard videoCore.waitUntilDelivered(timeout: timeout) else { return false }
         let done = DispatchSemaphore(value: 0)
-        recordingQueue.async { self.delegateCallbackQueue.async { done.signal() } }
+        recorder.queue.async { self.delegateCallbackQueue.async { done.signal() } }
         return done.wait(timeout: .now() + timeout) == .success
     }
 }
@@ -44,8 +44,8 @@ extension CaptureFileOutput {
 extension CaptureMovieFileOutput {
     /// For tests: the writer's writes fail with ENOSPC past this many bytes, like a full disk.
     var failAfterBytesForTesting: Int64? {
-        get { settings.withLock { $0.failAfterBytes } }
-        set { settings.withLock { $0.failAfterBytes = newValue } }
+        get { recorder.writerOptions.withLock { $0.failAfterBytes } }
+        set { recorder.writerOptions.withLock { $0.failAfterBytes = newValue } }
     }
 }
 

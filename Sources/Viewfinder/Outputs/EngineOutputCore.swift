@@ -18,8 +18,9 @@ public protocol OutputBody: Sendable {
     associatedtype Context: Sendable
     /// What `prepare` hands to `consume` (a sample buffer, an encoded frame).
     associatedtype Product
-    /// The delegate the output calls (an existential of its delegate protocol).
-    associatedtype Delegate
+    /// The delegate the output calls (an existential of its delegate protocol); `Void` (the
+    /// default) for an output that tells no one (it finishes each sample in `prepare`).
+    associatedtype Delegate = Void
 
     /// Names the output's queues (`viewfinder.<label>.delivery`).
     var label: String { get }
@@ -158,7 +159,15 @@ public final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked 
 
     /// A core for `body` with `budgetLimit` samples in flight at most; `label` names its queues
     /// (the body's label by default).
-    public init(_ body: Body, budgetLimit: Int, label: String? = nil) {
+    public convenience init(_ body: Body, budgetLimit: Int, label: String? = nil) {
+        self.init(body, budgetLimit: budgetLimit, label: label, deliveringOn: nil)
+    }
+
+    /// A core for `body` whose deliveries (each `prepare`) run on `queue` with no delegate: for a
+    /// body that finishes each sample in `prepare` (a `Void` product: it writes the sample to a
+    /// file, or publishes it) and so has no one to hand it to. ``setDelegate(_:queue:)`` replaces
+    /// the queue.
+    public init(_ body: Body, budgetLimit: Int, label: String? = nil, deliveringOn queue: DispatchQueue?) {
         self.body = body
         self.budgetLimit = max(1, budgetLimit)
         settings = Mutex(body.initialSettings)
@@ -181,6 +190,7 @@ public final class EngineOutputCore<Body: OutputBody>: OutputDriver, @unchecked 
             },
             recycle: { product in body.recycle(&product) })
         engine.discardsLateSamples = body.discardsLateSamplesByDefault
+        if let queue { engine.setCallbackQueue(queue) }
     }
 
     /// Called once by ``CaptureOutput/adopt(_:)``.

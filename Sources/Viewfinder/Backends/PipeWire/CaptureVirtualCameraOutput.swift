@@ -113,8 +113,6 @@ public final class CaptureVirtualCameraOutput: CaptureVideoProcessingOutput, @un
             }
         }
 
-        typealias Delegate = CaptureVirtualCameraOutput
-
         /// Offers the new stream's formats (a consumer linked now renegotiates); a failure is a
         /// runtime error (frames then drop for want of a consumer).
         func streamDidBegin(_ stream: Stream) {
@@ -243,13 +241,13 @@ public final class CaptureVirtualCameraOutput: CaptureVideoProcessingOutput, @un
         nodeDescription = description ?? name
         node = try PipeWireVirtualCameraNode(
             connection: connection, name: name, description: nodeDescription, formats: Self.initialOffer)
-        core = EngineOutputCore(Body(node: node, counters: Counters(), link: link), budgetLimit: 2)
+        // There is no delegate: frames are published in `prepare`, on this queue.
+        core = EngineOutputCore(
+            Body(node: node, counters: Counters(), link: link), budgetLimit: 2,
+            deliveringOn: DispatchQueue(label: "viewfinder.virtual-camera.published"))
         super.init(processing: core)
         link.owner = self
         adopt(core)
-        // The output is its own consumer (there is no user delegate): frames are published in
-        // `prepare`, and this queue only keeps the engine's hand-over in step.
-        core.setDelegate({ [weak self] in self }, queue: DispatchQueue(label: "viewfinder.virtual-camera.published"))
     }
 
     // MARK: The node
