@@ -98,6 +98,28 @@ struct MovieRig {
         }
     }
 
+    /// Blocks the recording queue (returning once it is blocked) until the returned semaphore is
+    /// signalled: frames that come meanwhile wait for it.
+    func blockRecordingQueue(sourceLocation: SourceLocation = #_sourceLocation) -> DispatchSemaphore {
+        let gate = DispatchSemaphore(value: 0)
+        let blocked = DispatchSemaphore(value: 0)
+        movie.recorder.queue.async {
+            blocked.signal()
+            gate.wait()
+        }
+        #expect(blocked.wait(timeout: .now() + 10) == .success, sourceLocation: sourceLocation)
+        return gate
+    }
+
+    /// `count` more frames, each waited for until the camera has handed it to the output (not
+    /// until it is written).
+    func capture(_ count: Int, sourceLocation: SourceLocation = #_sourceLocation) {
+        for _ in 0..<count {
+            clock.advance(by: .fps(30))
+            #expect(clock.waitUntilSleeping(), sourceLocation: sourceLocation)
+        }
+    }
+
     /// Steps until `recorder` has seen a finish, at most `limit` frames; returns the frames stepped.
     func step(until recorder: FileRecorder, limit: Int) -> Int {
         var stepped = 0

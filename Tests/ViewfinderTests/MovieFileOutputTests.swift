@@ -383,17 +383,8 @@ struct MovieFileOutputTests {
         rig.movie.startRecording(to: url, recordingDelegate: recorder)
         rig.start()
         // Block the recording queue: every frame that comes now finds the one slot taken.
-        let gate = DispatchSemaphore(value: 0)
-        let blocked = DispatchSemaphore(value: 0)
-        rig.movie.recorder.queue.async {
-            blocked.signal()
-            gate.wait()
-        }
-        #expect(blocked.wait(timeout: .now() + 10) == .success)
-        for _ in 0..<6 {
-            rig.clock.advance(by: .fps(30))
-            #expect(rig.clock.waitUntilSleeping())
-        }
+        let gate = rig.blockRecordingQueue()
+        rig.capture(6)
         gate.signal()
         #expect(rig.movie.waitUntilIdle(timeout: 30))
         rig.step(2)
@@ -419,17 +410,8 @@ struct MovieFileOutputTests {
         rig.start()
         // Block the recording queue, then let frames 1 and 2 come under the old settings: they
         // wait (one for the queue, one in the engine) until after the recording has started.
-        let gate = DispatchSemaphore(value: 0)
-        let blocked = DispatchSemaphore(value: 0)
-        rig.movie.recorder.queue.async {
-            blocked.signal()
-            gate.wait()
-        }
-        #expect(blocked.wait(timeout: .now() + 10) == .success)
-        for _ in 0..<2 {
-            rig.clock.advance(by: .fps(30))
-            #expect(rig.clock.waitUntilSleeping())
-        }
+        let gate = rig.blockRecordingQueue()
+        rig.capture(2)
         var lossless = MovieOutputSettings()
         lossless.quality = 1
         try rig.movie.setOutputSettings(lossless, for: try #require(rig.movie.connection(with: .video)))
