@@ -20,7 +20,7 @@ import Synchronization
 /// cluster by cluster.
 ///
 /// Thread safety: every member may be used from any thread.
-public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {  // unchecked: state is in Mutexes.
+public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {  // unchecked: adds no state; the recorder's is in Mutexes.
     /// A movie file output that lets at most `bufferBudget` frames wait for the encoder (at least
     /// 1; default 6) before new ones drop as ``DroppedFrameReason/outOfBuffers``.
     public override init(bufferBudget: Int = 6) {

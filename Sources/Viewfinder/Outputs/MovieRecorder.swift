@@ -139,7 +139,9 @@ final class MovieRecorder: @unchecked Sendable {
         // frame, into the encoder's own input format (full-range NV12, as JPEG is full range).
         if image.pixelFormat == .mjpeg, chosen.codec != .jpeg {
             do throws(CaptureError) {
-                image = try recording.decodeForEncoder(image)
+                // Every decoded buffer still held (by the encoder): a drop that costs nothing.
+                guard let decoded = try recording.decodeForEncoder(image) else { return .dropped(.outOfBuffers) }
+                image = decoded
             } catch {
                 return .dropped(
                     .droppedByProcessor("movie file output: a Motion-JPEG frame did not decode: \(error.message)"))
@@ -482,16 +484,15 @@ final class Recording: @unchecked Sendable {  // unchecked: confined to the reco
     private var decoder: JPEGDecoder?
     private var decoded: PixelBufferPool?
 
-    /// `frame` (Motion-JPEG) decoded into full-range NV12, the encoder's input.
-    func decodeForEncoder(_ frame: PixelBuffer) throws(CaptureError) -> PixelBuffer {
+    /// `frame` (Motion-JPEG) decoded into full-range NV12, the encoder's input; `nil` when every
+    /// decoded buffer is still held (no error is made: it is the per-frame path).
+    func decodeForEncoder(_ frame: PixelBuffer) throws(CaptureError) -> PixelBuffer? {
         if decoder?.width != frame.width || decoder?.height != frame.height {
             decoder = try JPEGDecoder(width: frame.width, height: frame.height, pixelFormat: .nv12FullRange)
             decoded = try PixelBufferPool(
                 pixelFormat: .nv12FullRange, width: frame.width, height: frame.height, capacity: 2)
         }
-        guard let output = decoded?.makePixelBuffer() else {
-            throw CaptureError(.outOfBuffers, "the movie output's decoded frames are all in use")
-        }
+        guard let output = decoded?.makePixelBuffer() else { return nil }
         try decoder?.decode(frame, into: output)
         return output
     }
