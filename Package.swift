@@ -1,10 +1,36 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// The library's modules (the umbrella `Viewfinder` re-exports them all): the tests reach into each.
+let modules: [Target.Dependency] = [
+    "ViewfinderCore", "ViewfinderV4L2", "ViewfinderPipeWire", "ViewfinderALSA", "ViewfinderMovie",
+    "ViewfinderWebPreview", "ViewfinderPreviewWindow", "ViewfinderTesting",
+]
+
 let package = Package(
     name: "Viewfinder",
     products: [
+        // Everything, with the built-in backends registered: what `import Viewfinder` code expects.
         .library(name: "Viewfinder", targets: ["Viewfinder"]),
+        // The core: sessions, devices and the provider API, the output framework, the video and
+        // audio data outputs, the photo output, the preview layer, processing, conversion and
+        // JPEG (libyuv, libswscale, libswresample, libturbojpeg, libjpeg, libexif).
+        .library(name: "ViewfinderCore", targets: ["ViewfinderCore"]),
+        // Cameras through V4L2 (libv4l2).
+        .library(name: "ViewfinderV4L2", targets: ["ViewfinderV4L2"]),
+        // Cameras through PipeWire, the Camera portal and the virtual-camera output (libpipewire,
+        // libdbus; V4L2 cameras route through PipeWire when a daemon offers them).
+        .library(name: "ViewfinderPipeWire", targets: ["ViewfinderPipeWire"]),
+        // Microphones through ALSA (alsa-lib).
+        .library(name: "ViewfinderALSA", targets: ["ViewfinderALSA"]),
+        // Movie recording, file replay (FFmpeg's libavformat and libavcodec).
+        .library(name: "ViewfinderMovie", targets: ["ViewfinderMovie"]),
+        // The preview page in a browser (libwebsockets).
+        .library(name: "ViewfinderWebPreview", targets: ["ViewfinderWebPreview"]),
+        // The preview window (SDL2).
+        .library(name: "ViewfinderPreviewWindow", targets: ["ViewfinderPreviewWindow"]),
+        // The virtual test-pattern camera and virtual microphone (opt-in devices, no system library).
+        .library(name: "ViewfinderTesting", targets: ["ViewfinderTesting"]),
         // Test doubles (a simulated UVC camera and V4L2 bus): add to test targets only.
         .library(name: "ViewfinderSimulator", targets: ["ViewfinderSimulator"]),
         .executable(name: "viewfinder-demo", targets: ["viewfinder-demo"]),
@@ -18,6 +44,7 @@ let package = Package(
             cSettings: [.define("_GNU_SOURCE")],
             linkerSettings: [.linkedLibrary("v4l2")]
         ),
+        // libswscale (conversions libyuv has no kernel for) with libavutil's pixel formats.
         .target(
             name: "CSwscale",
             linkerSettings: [.linkedLibrary("swscale"), .linkedLibrary("avutil")]
@@ -46,10 +73,7 @@ let package = Package(
         // macros, av_err2str, AVFrame's plane arrays and a counting file sink.
         .target(
             name: "CFFmpeg",
-            linkerSettings: [
-                .linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil"),
-                .linkedLibrary("swresample"), .linkedLibrary("swscale"),
-            ]
+            linkerSettings: [.linkedLibrary("avformat"), .linkedLibrary("avcodec"), .linkedLibrary("avutil")]
         ),
         // alsa-lib (microphones): plug-in and configuration calls use alloca macros and a
         // variadic error handler, so they sit behind a few C functions.
@@ -91,11 +115,25 @@ let package = Package(
         // module carries the flags and the CDBus shim keeps libdbus out of Swift.
         .systemLibrary(name: "CDBusSystem", pkgConfig: "dbus-1"),
         .target(name: "CDBus", dependencies: ["CDBusSystem"]),
+        // Links the umbrella's load-time hook: the core calls it once before its device registry is used.
+        .target(name: "CViewfinderHooks"),
+        .target(name: "CViewfinderUmbrella", dependencies: ["CViewfinderHooks"]),
+        .target(
+            name: "ViewfinderCore",
+            dependencies: ["CSwscale", "CYUV", "CSwresample", "CTurboJPEG", "CExif", "CJPEG", "CThreads", "CViewfinderHooks"]
+        ),
+        .target(name: "ViewfinderV4L2", dependencies: ["ViewfinderCore", "CV4L2", "CSwscale"]),
+        .target(name: "ViewfinderPipeWire", dependencies: ["ViewfinderCore", "ViewfinderV4L2", "CPipeWire", "CDBus"]),
+        .target(name: "ViewfinderALSA", dependencies: ["ViewfinderCore", "CALSA"]),
+        .target(name: "ViewfinderMovie", dependencies: ["ViewfinderCore", "CFFmpeg", "CSwscale", "CSwresample"]),
+        .target(name: "ViewfinderWebPreview", dependencies: ["ViewfinderCore", "CWebSockets"]),
+        .target(name: "ViewfinderPreviewWindow", dependencies: ["ViewfinderCore", "CSDL2"]),
+        .target(name: "ViewfinderTesting", dependencies: ["ViewfinderCore"]),
         .target(
             name: "Viewfinder",
             dependencies: [
-                "CV4L2", "CSwscale", "CYUV", "CALSA", "CSwresample", "CFFmpeg", "CTurboJPEG", "CExif", "CJPEG",
-                "CThreads", "CSDL2", "CWebSockets", "CPipeWire", "CDBus",
+                "ViewfinderCore", "ViewfinderV4L2", "ViewfinderPipeWire", "ViewfinderALSA", "ViewfinderMovie",
+                "ViewfinderWebPreview", "ViewfinderPreviewWindow", "ViewfinderTesting", "CViewfinderUmbrella",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
@@ -167,13 +205,13 @@ let package = Package(
         ),
         .testTarget(
             name: "ViewfinderTests",
-            dependencies: ["Viewfinder", "ViewfinderSimulator", "ViewfinderFuzzing"]
+            dependencies: ["Viewfinder", "ViewfinderSimulator", "ViewfinderFuzzing"] + modules
         ),
         // The seeds' AVFoundation snippets after the mechanical rename (AV deleted, CMTime →
         // MediaTime, …), in Swift 5 mode, where most iOS capture code still lives.
         .testTarget(
             name: "PortedSnippetsTests",
-            dependencies: ["Viewfinder", "ViewfinderSimulator"],
+            dependencies: ["Viewfinder", "ViewfinderSimulator"] + modules,
             exclude: ["Swift6"],
             swiftSettings: [.swiftLanguageMode(.v5)]
         ),

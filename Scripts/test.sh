@@ -25,6 +25,9 @@ swift build --build-tests
 # every line. Every test is a Swift Testing test, so the XCTest runner is not started. The
 # runner's count is repeated from its xUnit report as a plain "N passed, N failed" line.
 # Arguments (e.g. --filter NAME, --skip NAME) go to the test binary.
+# The tests use the virtual test-pattern camera and virtual microphone as devices of the process
+# (CaptureDevice.default(for: .video) among them): they are opt-in, so the run asks for them.
+export VIEWFINDER_VIRTUAL_DEVICES=1
 results=.build/test-results.xml
 rm -f "$results"
 status=0

@@ -5,6 +5,14 @@ import Testing
 import ViewfinderSimulator
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// Microphones as devices (discovery, the ALSA `file`-PCM path through a session) and audio with
 /// video in one session (A/V sync).

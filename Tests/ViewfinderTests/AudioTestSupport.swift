@@ -2,6 +2,14 @@ import Foundation
 import Synchronization
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// An audio sink that copies what arrives, can hold the first chunks' buffers (starving the
 /// pool) until the source reports a loss, and signals once enough frames have arrived.

@@ -3,6 +3,14 @@ import Testing
 import ViewfinderSimulator
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// The Camera portal client against the mock portal (`Tests/PortalMock`) on a private D-Bus
 /// session bus that each test starts and stops (`PortalTestBus`). These need dbus-daemon,

@@ -3,6 +3,14 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 @testable import ViewfinderSimulator
 
 /// One camera, listed once: the plug-in V4L2 camera (Tests/V4L2Plugin, through the real libv4l2)

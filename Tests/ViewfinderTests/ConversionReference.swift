@@ -1,4 +1,12 @@
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// An independent BT.601 reference for the conversion tests: textbook formulas in doubles,
 /// written from the standard (Kr = 0.299, Kb = 0.114), not from the library's code.

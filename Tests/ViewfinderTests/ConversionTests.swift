@@ -2,6 +2,14 @@ import CYUV
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// One conversion under test: formats, sizes and the most bands to split frames into.
 struct ConversionCase: Sendable, CustomTestStringConvertible {

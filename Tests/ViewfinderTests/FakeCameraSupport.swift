@@ -4,6 +4,14 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 @testable import ViewfinderSimulator
 
 /// The libv4l2 fake-camera plugin (Tests/V4L2Plugin): whether it is installed where libv4l2 looks,

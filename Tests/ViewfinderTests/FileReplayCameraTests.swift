@@ -3,6 +3,14 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// Records `frames` frames of the virtual camera, lossless, through the movie file output.
 private func recordPattern(frames: Int, to url: URL) throws {

@@ -2,6 +2,14 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// The row-group path (libjpeg's raw-data API, each iMCU row finished in cache) against
 /// TurboJPEG's whole-frame planes (`tjDecompressToYUVPlanes` + libyuv), the path it replaced for

@@ -5,6 +5,14 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// The production path (real libv4l2 and libv4lconvert under ``LibV4L2Interface``) against the
 /// fake-camera plugin's device files. Skipped, saying why, where the plugin is not installed.

@@ -2,6 +2,14 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// JPEG frames made by the ffmpeg CLI (its test source at 320x240, 4:2:2 like a webcam's).
 private func makeJPEGs(count: Int, in scratch: MovieScratch) throws -> [[UInt8]] {

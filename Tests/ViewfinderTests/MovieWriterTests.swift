@@ -2,6 +2,14 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// The frame numbers a test records: 0..<40 with 10 and 11 missing, as if the camera lost them,
 /// so the file must keep the gap (timestamps stay true, never squashed).

@@ -3,6 +3,14 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 // AVCam-style delegates with plain mutable state, as AVFoundation code writes them, in Swift 6
 // language mode (this target's): they compile because no delegate protocol requires `Sendable`,

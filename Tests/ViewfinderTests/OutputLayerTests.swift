@@ -4,6 +4,14 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// An output written outside the library as a body on the shared core: it records each frame's
 /// sequence number (its "delegate" is an array) and gets ordering, late drops, accounting and

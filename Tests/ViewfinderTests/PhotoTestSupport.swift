@@ -4,6 +4,14 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// A photo delegate that records every callback (kind, request ID), the photos and errors, checks
 /// that callbacks never overlap and run on the output's queue, and lets tests wait for requests

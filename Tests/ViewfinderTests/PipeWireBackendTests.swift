@@ -4,6 +4,14 @@ import Testing
 import ViewfinderSimulator
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// The PipeWire daemon the tests use: the one `Scripts/pipewire.sh` started (its socket in
 /// `VIEWFINDER_PIPEWIRE_REMOTE`). With `VIEWFINDER_PIPEWIRE_EXPECTED` set (the script sets it,

@@ -5,6 +5,14 @@ import Testing
 import ViewfinderSimulator
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// A PipeWire object whose last reference goes inside one of its own callbacks is closed on its
 /// loop thread: closing there joins the thread that is running, and destroying its loop returns

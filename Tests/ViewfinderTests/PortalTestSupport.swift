@@ -3,6 +3,14 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// A private D-Bus session bus (Debian's `dbus-daemon`, with a config of its own in a temporary
 /// directory) and, optionally, the mock Camera portal (`Tests/PortalMock/camera_portal_mock.py`)

@@ -2,6 +2,14 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// The preview layer's geometry against AVFoundation's definitions: device (0,0) is the top-left
 /// and (1,1) the bottom-right of the unrotated, unmirrored picture; the picture shown is turned

@@ -4,6 +4,14 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// What the glass-to-glass benchmark (`viewfinder-bench --filter latency`) relies on, checked
 /// without timing anything: a page opened with `measure=1` names in its paint reports and its

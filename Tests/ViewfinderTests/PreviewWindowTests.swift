@@ -4,6 +4,14 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// A virtual X display the test starts itself: `Xvfb -displayfd` picks a free display number and
 /// writes it once the server accepts clients, so nothing waits on a guess.

@@ -2,6 +2,14 @@ import Synchronization
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// Appends its label to the frame's "trail" attachment, so a delegate can tell which processors
 /// ran on a frame and in what order.

@@ -1,6 +1,14 @@
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// The built-ins' fast paths against plain reference arithmetic: they must give the very same
 /// numbers, not merely close ones.

@@ -3,6 +3,14 @@ import Foundation
 import Testing
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// The one rule for settings (DESIGN.md, "Settings"): a setting changed on a running session
 /// applies at the next frame boundary it can, renegotiating through one path when the device

@@ -4,6 +4,14 @@ import Testing
 import ViewfinderSimulator
 
 @testable import Viewfinder
+@testable import ViewfinderALSA
+@testable import ViewfinderCore
+@testable import ViewfinderMovie
+@testable import ViewfinderPipeWire
+@testable import ViewfinderPreviewWindow
+@testable import ViewfinderTesting
+@testable import ViewfinderV4L2
+@testable import ViewfinderWebPreview
 
 /// A consumer of a PipeWire camera node in another process: `gst-launch-1.0 pipewiresrc` writing
 /// `count` raw frames in `format` (GStreamer's name: BGRx, NV12, YUY2) into a file.
