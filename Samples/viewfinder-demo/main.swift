@@ -1,5 +1,5 @@
 // viewfinder-demo: captures from the default camera (the virtual test-pattern camera on a machine
-// without one) and prints live figures, captures from the default microphone and prints its
+// without one, which its first line says) and prints live figures, captures from the default microphone and prints its
 // levels (--audio), shows the camera in a window (--window) or a web page (--preview), or lists the devices and their formats.
 import Dispatch
 import Foundation
@@ -205,6 +205,21 @@ if options.simulatedC920 {
 }
 func discover<T>(_ body: () -> T) -> T {
     options.simulatedC920 ? bus.withDiscovery(body) : body()
+}
+
+// The virtual devices are opt-in (a machine without a camera lists none, as with AVFoundation):
+// with no camera, the demo opts in and says so first.
+if !options.simulatedC920 {
+    if VirtualDevices.isRequested() {
+        print(
+            "\(VirtualDevices.environmentVariable)=1: the virtual test-pattern camera and microphone are listed after any real ones"
+        )
+    } else if CaptureDevice.devices(for: .video).isEmpty {
+        VirtualDevices.register()
+        print(
+            "no camera found: using the virtual test-pattern camera (and the virtual microphone after any real one); \(VirtualDevices.environmentVariable)=1 does this for any program"
+        )
+    }
 }
 
 if options.listDevices {

@@ -29,7 +29,8 @@ package final class ALSAMicrophone: AudioCaptureSource {
     private let stream = Mutex<ALSACaptureStream?>(nil)
 
     /// A microphone for PCM `pcmName`.
-    package init(pcmName: String, localizedName: String? = nil, extraConfiguration: String? = nil, bufferCount: Int = 8) {
+    package init(pcmName: String, localizedName: String? = nil, extraConfiguration: String? = nil, bufferCount: Int = 8)
+    {
         self.pcmName = pcmName
         self.localizedName = localizedName ?? pcmName
         self.extraConfiguration = extraConfiguration

@@ -115,7 +115,8 @@ package final class PipeWireConnection: @unchecked Sendable {  // unchecked: the
     }
 
     /// Node `id`'s properties and formats, or `nil` when it is gone or not a node.
-    package func describeNode(_ id: UInt32, timeoutMilliseconds: Int32 = 2000) -> (vf_pw_node_details, [vf_pw_format])? {
+    package func describeNode(_ id: UInt32, timeoutMilliseconds: Int32 = 2000) -> (vf_pw_node_details, [vf_pw_format])?
+    {
         var details = vf_pw_node_details()
         var formats = [vf_pw_format](repeating: vf_pw_format(), count: 256)
         let count = vf_pw_node_describe(handle, id, &details, &formats, Int32(formats.count), timeoutMilliseconds)

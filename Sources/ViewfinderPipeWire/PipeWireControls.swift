@@ -129,7 +129,9 @@ extension PipeWireConnection {
 
     /// Sets `control` of node `id` to `value` (neutral units) through `pw_node_set_param(Props)`.
     /// Returns 0 or the negative errno.
-    package func setNodeControl(_ id: UInt32, control: vf_pw_control, value: Int, timeoutMilliseconds: Int32 = 2000) -> Int32 {
+    package func setNodeControl(_ id: UInt32, control: vf_pw_control, value: Int, timeoutMilliseconds: Int32 = 2000)
+        -> Int32
+    {
         var control = control
         let floatValue = Double(value) / PipeWireControlMap.floatScale
         return vf_pw_node_set_control(

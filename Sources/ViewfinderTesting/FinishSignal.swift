@@ -6,7 +6,8 @@ import ViewfinderCore
 /// The virtual camera and microphone share it.
 ///
 /// Thread safety: all members may be used from any thread.
-package final class FinishSignal: @unchecked Sendable {  // unchecked: `finished` is only touched with `condition` locked.
+// unchecked: `finished` is only touched with `condition` locked.
+package final class FinishSignal: @unchecked Sendable {
     private let condition = NSCondition()
     private var finished = false
 

@@ -687,7 +687,9 @@ package final class V4L2CameraBackend: DeviceBackend {
 // MARK: - Neutral controls
 
 extension V4L2CameraBackend: ControllableBackend {
-    package func controls() throws(CaptureError) -> [CaptureDevice.Control] { try refreshControls().generic.map(\.control) }
+    package func controls() throws(CaptureError) -> [CaptureDevice.Control] {
+        try refreshControls().generic.map(\.control)
+    }
 
     package func cachedControls() -> [CaptureDevice.Control] { cachedMap.generic.map(\.control) }
 

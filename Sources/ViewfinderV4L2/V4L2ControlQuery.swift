@@ -70,7 +70,8 @@ package enum V4L2ControlQuery {
     }
 
     /// Writes control `id`.
-    package static func setValue(_ value: Int, of id: UInt32, fd: Int32, interface: any V4L2Interface) throws(V4L2Errno) {
+    package static func setValue(_ value: Int, of id: UInt32, fd: Int32, interface: any V4L2Interface) throws(V4L2Errno)
+    {
         var control = v4l2_control(id: id, value: Int32(clamping: value))
         try interface.ioctl(fd, VF_VIDIOC_S_CTRL, &control)
     }

@@ -46,7 +46,9 @@ package struct V4L2DeviceInfo: Sendable, Hashable {
     }
 
     /// Enumerates formats, sizes and intervals of an open capture node.
-    package static func enumerateFormats(fd: Int32, interface: any V4L2Interface) throws(V4L2Errno) -> [CaptureDevice.Format] {
+    package static func enumerateFormats(fd: Int32, interface: any V4L2Interface) throws(V4L2Errno) -> [CaptureDevice
+        .Format]
+    {
         var formats: [CaptureDevice.Format] = []
         var index: UInt32 = 0
         while true {
@@ -79,7 +81,9 @@ package struct V4L2DeviceInfo: Sendable, Hashable {
     /// ("resolution is not a multiple of dctsize", DQBUF `EIO`; 1920x1080 is such a size). It decodes
     /// from JPEG where the camera has no raw format of that size; such formats are left out, so
     /// negotiation cannot pick them.
-    package static func isKnownToFailEmulation(_ format: CaptureDevice.Format, among formats: [CaptureDevice.Format]) -> Bool {
+    package static func isKnownToFailEmulation(_ format: CaptureDevice.Format, among formats: [CaptureDevice.Format])
+        -> Bool
+    {
         guard format.isEmulated, format.pixelFormat == .i420,
             format.dimensions.width % 16 != 0 || format.dimensions.height % 16 != 0
         else { return false }

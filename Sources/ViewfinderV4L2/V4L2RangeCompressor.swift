@@ -6,7 +6,8 @@ import ViewfinderCore
 /// I420 from an MJPEG camera carries the same colours as I420 converted from a YUYV camera.
 ///
 /// Thread safety: not thread-safe; one stream's capture thread owns it.
-package final class V4L2RangeCompressor: @unchecked Sendable {  // unchecked: handed to one capture thread, used only there.
+// unchecked: handed to one capture thread, used only there.
+package final class V4L2RangeCompressor: @unchecked Sendable {
     private let context: OpaquePointer
 
     /// A compressor for `width`x`height` frames, or `nil` if libswscale refuses.

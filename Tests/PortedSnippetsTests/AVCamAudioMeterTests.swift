@@ -11,10 +11,10 @@ import Testing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 /// Measures the RMS level of what the microphone hears, and what format it comes in.
 final class AudioMeter: NSObject, CaptureAudioDataOutputSampleBufferDelegate {

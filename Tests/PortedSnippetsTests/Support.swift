@@ -9,10 +9,10 @@ import Testing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 /// Lists fixed backends.
 private struct FixedProvider: DeviceProvider {

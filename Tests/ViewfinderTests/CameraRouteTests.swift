@@ -8,10 +8,10 @@ import Testing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 /// One camera, listed once: the plug-in V4L2 camera (Tests/V4L2Plugin, through the real libv4l2)
 /// and a PipeWire node that claims the same device.

@@ -83,4 +83,28 @@ struct DeviceRegistryTests {
         #expect(orders == orders.sorted(), "real cameras before the virtual camera")
         #expect(BuiltInProviders.make().contains { $0 is VirtualCameraProvider })
     }
+
+    @Test(
+        "the virtual devices are opt-in: without VIEWFINDER_VIRTUAL_DEVICES=1 a machine without a camera lists no video device and has no default; with it, the test pattern comes last"
+    )
+    func virtualDevicesAreOptIn() {
+        let plain = DeviceRegistry(providers: BuiltInProviders.make(environment: [:]))
+        let optedIn = DeviceRegistry(
+            providers: BuiltInProviders.make(environment: [VirtualDevices.environmentVariable: "1"]))
+        let listed = DeviceRegistry.$current.withValue(plain) { CaptureDevice.devices(for: .video) }
+        let fallback = DeviceRegistry.$current.withValue(plain) { CaptureDevice.default(for: .video) }
+        #expect(!listed.contains { $0.uniqueID.hasPrefix("viewfinder.virtual.") })
+        // The machine's own cameras, as the built-in V4L2 provider finds them in /dev (none in CI).
+        if V4L2DeviceProvider().discoverBackends().isEmpty {
+            #expect(listed.isEmpty, "\(listed.map(\.localizedName))")
+            #expect(fallback == nil)
+        } else {
+            #expect(fallback.map { !$0.uniqueID.hasPrefix("viewfinder.virtual.") } == true)
+        }
+        let withVirtual = DeviceRegistry.$current.withValue(optedIn) { CaptureDevice.devices(for: .video) }
+        #expect(withVirtual.last?.localizedName == "Test Pattern Camera")
+        #expect(
+            DeviceRegistry.$current.withValue(optedIn) { CaptureDevice.devices(for: .audio) }.last?.uniqueID
+                == "viewfinder.virtual.microphone.0")
+    }
 }

@@ -9,10 +9,10 @@ import Testing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 /// The libv4l2 fake-camera plugin (Tests/V4L2Plugin): whether it is installed where libv4l2 looks,
 /// and why not. `Scripts/test.sh` installs it (`Scripts/v4l2-plugin.sh run -- swift test …`).

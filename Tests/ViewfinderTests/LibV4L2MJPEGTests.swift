@@ -8,10 +8,10 @@ import Testing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 /// Native Motion-JPEG decoding on the production path: real libv4l2 under ``LibV4L2Interface``
 /// streaming the fake-camera plugin's JPEG frames. Part of the plugin's serialized suite (skipped,

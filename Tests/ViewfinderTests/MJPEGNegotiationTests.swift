@@ -8,10 +8,10 @@ import Testing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 @Suite("Negotiation prefers the native MJPEG decoder")
 struct MJPEGNegotiationTests {

@@ -7,10 +7,10 @@ import Testing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 @Suite("Several cameras: identity and USB bandwidth")
 struct MultiCameraIdentityTests {

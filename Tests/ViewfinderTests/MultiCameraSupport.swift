@@ -8,10 +8,10 @@ import Testing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 /// Several simulated USB cameras on one simulated machine, each at its own USB port (bus, port,
 /// speed) with its own serial number, sharing one manual clock.

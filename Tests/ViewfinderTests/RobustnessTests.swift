@@ -10,10 +10,10 @@ import ViewfinderFuzzing
 @testable import ViewfinderMovie
 @testable import ViewfinderPipeWire
 @testable import ViewfinderPreviewWindow
+@testable import ViewfinderSimulator
 @testable import ViewfinderTesting
 @testable import ViewfinderV4L2
 @testable import ViewfinderWebPreview
-@testable import ViewfinderSimulator
 
 // Issue 14: the contract under races and bad input. One suite per numbered item of the issue.
 

@@ -5,14 +5,14 @@
     import Testing
 
     @testable import Viewfinder
-@testable import ViewfinderALSA
-@testable import ViewfinderCore
-@testable import ViewfinderMovie
-@testable import ViewfinderPipeWire
-@testable import ViewfinderPreviewWindow
-@testable import ViewfinderTesting
-@testable import ViewfinderV4L2
-@testable import ViewfinderWebPreview
+    @testable import ViewfinderALSA
+    @testable import ViewfinderCore
+    @testable import ViewfinderMovie
+    @testable import ViewfinderPipeWire
+    @testable import ViewfinderPreviewWindow
+    @testable import ViewfinderTesting
+    @testable import ViewfinderV4L2
+    @testable import ViewfinderWebPreview
 
     /// Tests of the ThreadSanitizer setup, not of Viewfinder: `Scripts/sanitize.sh tsan` runs them
     /// on their own (`VIEWFINDER_TSAN_PROBE=1`) before the suite, and fails unless TSan's report of

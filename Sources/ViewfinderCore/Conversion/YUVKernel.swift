@@ -17,7 +17,8 @@ package struct YUVKernel: Sendable {
     /// any number of rows. libyuv's own function for such a pair allocates it on every call; the
     /// converter's scratch is allocated once per band.
     package let needsScratch: Bool
-    package let run: @Sendable (_ source: ImageView, _ destination: ImageView, _ scratch: UnsafeMutablePointer<UInt8>?) -> Int32
+    package let run:
+        @Sendable (_ source: ImageView, _ destination: ImageView, _ scratch: UnsafeMutablePointer<UInt8>?) -> Int32
 
     package init(
         cost: Double = 1, needsScratch: Bool = false,

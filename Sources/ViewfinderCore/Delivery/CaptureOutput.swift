@@ -68,8 +68,9 @@ open class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state liv
 
     /// Makes `video` answer this output's video hooks and `audio` its audio hooks (an output fed
     /// by a camera and a microphone: ``MediaRoutedDriver``). Called once, from the output's `init`.
-    package func adopt<Video: OutputBody, Audio: OutputBody>(_ video: EngineOutputCore<Video>, _ audio: EngineOutputCore<Audio>)
-    {
+    package func adopt<Video: OutputBody, Audio: OutputBody>(
+        _ video: EngineOutputCore<Video>, _ audio: EngineOutputCore<Audio>
+    ) {
         video.attach(to: self)
         audio.attach(to: self)
         driver = MediaRoutedDriver(video: video, audio: audio)

@@ -60,7 +60,9 @@ package protocol ProcessingCore: AnyObject, Sendable {
 extension EngineOutputCore: ProcessingCore where Body.Settings == ProcessingSettings {
     package var minFrameDuration: MediaTime { engine.minFrameDuration }
 
-    package func applyProcessingChange(_ edit: (inout ProcessingSettings) throws(CaptureError) -> Void) throws(CaptureError) {
+    package func applyProcessingChange(_ edit: (inout ProcessingSettings) throws(CaptureError) -> Void)
+        throws(CaptureError)
+    {
         try applyChange { (settings, _) throws(CaptureError) in try edit(&settings) }
     }
 }

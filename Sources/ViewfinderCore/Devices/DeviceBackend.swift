@@ -117,7 +117,9 @@ public struct CapturedSample: Sendable {
     /// What a gap of `lost` sequence numbers right before this sample covered: where it began,
     /// the duration a drop report gives, and for audio the sample frames lost (from the chunk's
     /// ``AudioChunk/framesLostBefore``; 0 for video).
-    package func gap(sequencesLost lost: UInt64) -> (presentationTime: MediaTime, duration: MediaTime, mediaSamples: Int) {
+    package func gap(sequencesLost lost: UInt64) -> (
+        presentationTime: MediaTime, duration: MediaTime, mediaSamples: Int
+    ) {
         if let chunk = audio {
             let length = chunk.format.duration(ofFrames: chunk.framesLostBefore)
             guard length.isNumeric else { return (presentationTime, .invalid, chunk.framesLostBefore) }

@@ -153,7 +153,8 @@ extension CaptureDevice {
     }
 
     /// The devices a lookup finds, by the rule of ``default(_:for:position:)``.
-    package static func lookup(deviceTypes: [DeviceType], mediaType: MediaType?, position: Position) -> [CaptureDevice] {
+    package static func lookup(deviceTypes: [DeviceType], mediaType: MediaType?, position: Position) -> [CaptureDevice]
+    {
         let all = DeviceRegistry.current.devices()
         let exact = all.filter { device in
             deviceTypes.contains(device.deviceType)

@@ -53,7 +53,8 @@ package struct AudioLevelMeter: Sendable {
     /// Measures `frameCount` interleaved frames of `format` at `bytes` and returns each
     /// channel's levels (average of this buffer, peak held across buffers). Non-interleaved or
     /// short input measures what is there; an empty buffer reads silence.
-    package mutating func measure(_ bytes: UnsafeRawBufferPointer, format: AudioFormat, frameCount: Int) -> [AudioChannelLevel]
+    package mutating func measure(_ bytes: UnsafeRawBufferPointer, format: AudioFormat, frameCount: Int)
+        -> [AudioChannelLevel]
     {
         let channels = max(0, format.channelCount)
         let frames = max(

@@ -14,7 +14,8 @@ import Synchronization
 /// Thread safety: each lane's decoder is used by one thread at a time (the engine runs a lane's
 /// work on that lane's serial queue); different lanes may decode at once. The pool and the
 /// counter are thread-safe.
-package final class MJPEGDecodeStep: @unchecked Sendable {  // unchecked: a lane's decoder is used by one thread at a time.
+// unchecked: a lane's decoder is used by one thread at a time.
+package final class MJPEGDecodeStep: @unchecked Sendable {
     /// Why a frame could not be decoded, as a drop reason.
     package struct Drop: Error {
         package var reason: DroppedFrameReason
@@ -94,7 +95,8 @@ extension MJPEGDecodeStep {
     /// and, as for any change of format, the converter's colour-change charge (JPEG's quantisation
     /// is lossier than rounding), so a raw format that keeps the rate and converts in one pass is
     /// preferred; beyond planar Y'CbCr, a colour conversion (BGRA) or NV12's range mapping on top.
-    package static func estimatedCost(decoding size: CaptureDevice.Dimensions, to decoded: PixelFormat) -> CostEstimate {
+    package static func estimatedCost(decoding size: CaptureDevice.Dimensions, to decoded: PixelFormat) -> CostEstimate
+    {
         let megapixels = Double(size.width * size.height) / 1e6
         let decode = CostEstimate(work: costPerMegapixel * megapixels, preference: PixelConverter.colourChangeCost)
         switch decoded {

@@ -49,7 +49,8 @@ package enum BandwidthFallback {
     }
 
     /// The notice of a fallback: the bandwidth error, and what runs instead.
-    package static func notice(_ error: CaptureError, device: CaptureDevice, to choice: FormatNegotiator.Choice) -> CaptureError
+    package static func notice(_ error: CaptureError, device: CaptureDevice, to choice: FormatNegotiator.Choice)
+        -> CaptureError
     {
         let needed = device.backend.bandwidth?.requiredMbps(choice.format, frameDuration: choice.frameDuration) ?? 0
         return CaptureError(

@@ -9,7 +9,8 @@ extension FormatNegotiator {
     /// (its first format first). A format chosen under the device's configuration
     /// lock is kept. Chunks are ``audioChunkDuration`` long; presets do
     /// not apply to audio.
-    package static func negotiateAudio(device: CaptureDevice, requests: [OutputRequest]) throws(CaptureError) -> Choice {
+    package static func negotiateAudio(device: CaptureDevice, requests: [OutputRequest]) throws(CaptureError) -> Choice
+    {
         let formats = device.formats.filter { $0.audioFormat != nil }
         let candidates =
             device.userChoseFormat && device.activeFormat.audioFormat != nil ? [device.activeFormat] : formats

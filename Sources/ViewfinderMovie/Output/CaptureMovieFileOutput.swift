@@ -21,7 +21,8 @@ import ViewfinderCore
 /// cluster by cluster.
 ///
 /// Thread safety: every member may be used from any thread.
-public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {  // unchecked: adds no state; the recorder's is in Mutexes.
+// unchecked: adds no state; the recorder's is in Mutexes.
+public final class CaptureMovieFileOutput: CaptureFileOutput, @unchecked Sendable {
     /// A movie file output that lets at most `bufferBudget` frames wait for the encoder (at least
     /// 1; default 6) before new ones drop as ``DroppedFrameReason/outOfBuffers``.
     public override init(bufferBudget: Int = 6) {

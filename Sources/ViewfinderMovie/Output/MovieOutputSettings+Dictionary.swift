@@ -1,9 +1,9 @@
 // swift-format-ignore-file: AlwaysUseLowerCamelCase
+
 // AVCaptureMovieFileOutput's `setOutputSettings([AVVideoCodecKey: AVVideoCodecType.hevc], for:)`
 // with "AV" deleted: the dictionary form, non-throwing as AVFoundation's, beside the typed
 // `MovieOutputSettings` form that throws.
 import ViewfinderCore
-
 
 /// The compression property whose value is an average bit rate in bits per second (an `Int`), as
 /// `AVVideoAverageBitRateKey`.

@@ -473,7 +473,8 @@ package final class Recording: @unchecked Sendable {  // unchecked: confined to 
     package var firstTime: MediaTime?
     package var frames = 0
 
-    package init(url: URL, delegate: RecordingDelegateBox, output: CaptureFileOutput, connections: [CaptureConnection]) {
+    package init(url: URL, delegate: RecordingDelegateBox, output: CaptureFileOutput, connections: [CaptureConnection])
+    {
         self.url = url
         self.delegate = delegate
         self.output = output

@@ -80,7 +80,9 @@ public final class CaptureAudioDataOutput: CaptureOutput, @unchecked Sendable { 
         package func receiver(_ delegate: Delegate) -> any CaptureDataOutputSampleBufferDelegate { delegate }
         package var reportMediaType: MediaType { .audio }
 
-        package func annotate(_ report: SampleBuffer, for drop: DeliveryEngine<AudioDeliveryContext, SampleBuffer>.DropReport) {
+        package func annotate(
+            _ report: SampleBuffer, for drop: DeliveryEngine<AudioDeliveryContext, SampleBuffer>.DropReport
+        ) {
             report.setAttachment(drop.mediaSampleCount, forKey: .droppedAudioSampleCount)
         }
     }

@@ -31,7 +31,8 @@ package enum BuiltIn {
     }
 
     /// The error for an input a processor cannot take.
-    package static func unsupported(_ processor: String, _ input: FrameFormat, accepted: [PixelFormat]) -> CaptureError {
+    package static func unsupported(_ processor: String, _ input: FrameFormat, accepted: [PixelFormat]) -> CaptureError
+    {
         CaptureError(
             .unsupportedFormat,
             "\(processor) cannot process \(input.pixelFormat.name) frames: it takes "

@@ -15,7 +15,9 @@ package enum LumaRows {
 
     /// Row `row` of `buffer`'s luma, `buffer.width` bytes. For BGRA and YUYV the row is computed
     /// into `scratch` (at least `buffer.width` bytes) and the result points there.
-    package static func row(_ row: Int, of buffer: PixelBuffer, scratch: UnsafeMutablePointer<UInt8>?) -> UnsafePointer<UInt8> {
+    package static func row(_ row: Int, of buffer: PixelBuffer, scratch: UnsafeMutablePointer<UInt8>?) -> UnsafePointer<
+        UInt8
+    > {
         let start = BuiltIn.pixels(buffer, 0) + row * buffer.bytesPerRow(ofPlane: 0)
         switch buffer.pixelFormat {
         case .bgra:
