@@ -102,14 +102,11 @@ let package = Package(
         ),
         // PipeWire (libpipewire-0.3, libspa 0.2; cameras shared between programs, the Camera
         // portal's remote, the virtual camera output): the SPA pod builders, pw_thread_loop and
-        // pw_stream behind plain C. Debian's headers sit under /usr/include/pipewire-0.3 and
-        // spa-0.2 (pkg-config's -I flags, which SwiftPM takes only from system-library targets,
-        // with a warning about -D_REENTRANT): system/ links to them.
-        .target(
-            name: "CPipeWire",
-            cSettings: [.headerSearchPath("system"), .define("_REENTRANT")],
-            linkerSettings: [.linkedLibrary("pipewire-0.3")]
-        ),
+        // pw_stream behind plain C. The headers' directories come from pkg-config through the
+        // CPipeWireSystem system-library module (as libdbus's do through CDBusSystem).
+        .systemLibrary(name: "CPipeWireSystem", pkgConfig: "libpipewire-0.3"),
+        // SwiftPM drops pkg-config's -D_REENTRANT (with a "prohibited flag" warning): defined here.
+        .target(name: "CPipeWire", dependencies: ["CPipeWireSystem"], cSettings: [.define("_REENTRANT")]),
         // libdbus (Debian's libdbus-1) for the Camera portal: its headers come from pkg-config (one of
         // them lives under the multiarch /usr/lib/<triple>/dbus-1.0/include), so a system-library
         // module carries the flags and the CDBus shim keeps libdbus out of Swift.

@@ -13,7 +13,7 @@
 # removals of the new API are caught too.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-Scripts/install-dependencies.sh  # the system libraries the modules build against
+Scripts/install-dependencies.sh build  # the system libraries the modules build against
 
 modules=(Viewfinder ViewfinderSimulator)
 baselines=API

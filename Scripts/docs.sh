@@ -12,7 +12,7 @@
 #   Scripts/docs.sh Viewfinder      # one module
 set -euo pipefail
 cd "$(dirname "$0")/.."
-Scripts/install-dependencies.sh  # the system libraries the modules build against
+Scripts/install-dependencies.sh build  # the system libraries the modules build against
 
 modules=("$@")
 if [ ${#modules[@]} -eq 0 ]; then modules=(Viewfinder ViewfinderSimulator); fi

@@ -21,7 +21,7 @@ while [[ $# -gt 0 ]]; do
     esac
 done
 [[ ${#targets[@]} -eq 0 ]] && targets=(listing mjpeg movie)
-Scripts/install-dependencies.sh >/dev/null
+Scripts/install-dependencies.sh build >/dev/null
 # VIEWFINDER_FUZZ_BINARY: a viewfinder-fuzz already built (no build step), e.g. .build/debug/viewfinder-fuzz.
 binary=${VIEWFINDER_FUZZ_BINARY:-}
 if [[ -z $binary ]]; then

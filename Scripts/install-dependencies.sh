@@ -1,26 +1,70 @@
 #!/usr/bin/env bash
-# Installs the Debian packages Viewfinder builds against, if any are missing:
-#   libv4l-dev (libv4l2: real cameras), libswscale-dev (libswscale + libavutil: conversion),
-#   libyuv-dev (libyuv: fast conversion), libasound2-dev (alsa-lib: microphones),
-#   libswresample-dev (libswresample: audio conversion), libavformat-dev libavcodec-dev
-#   (FFmpeg: recording and file replay), libturbojpeg0-dev (JPEG), libexif-dev (photo metadata),
-#   ffmpeg (ffprobe and the ffmpeg CLI for the recording tests), libsdl2-dev (the preview window),
-#   xvfb x11-apps netpbm (the preview window's test: a virtual X display, xwd, pnmtopng),
-#   libwebsockets-dev (the preview page's HTTP and WebSocket server), chromium chromium-driver
-#   (the preview page's browser tests and the latency benchmark), libpipewire-0.3-dev
-#   libspa-0.2-dev (the PipeWire camera backend), pipewire pipewire-bin wireplumber dbus-daemon (the
-#   private daemon the PipeWire tests run beside, Scripts/pipewire.sh), libdbus-1-dev (the Camera
-#   portal's D-Bus client), python3-dbus python3-gi (the portal tests' mock portal on a private bus),
-#   gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good (the latency benchmark's
-#   GStreamer peer: gst-launch-1.0, tcpserversink, multipartdemux/multipartmux, capssetter),
-#   gstreamer1.0-pipewire (pipewiresrc: consumes the virtual camera output's node in its tests, and
-#   is the pipewire/ benchmark's GStreamer peer).
+# Installs the Debian packages a purpose needs, if any are missing:
+#
+#   Scripts/install-dependencies.sh [PURPOSE...]
+#
+# A purpose is a product (what building and linking it needs), or what a script does:
+#   core            ViewfinderCore: libswscale-dev libswresample-dev (libswscale, libswresample and
+#                   libavutil: conversion), libyuv-dev (fast conversion), libturbojpeg0-dev
+#                   libjpeg62-turbo-dev (JPEG), libexif-dev (photo metadata)
+#   v4l2            ViewfinderV4L2: libv4l-dev (libv4l2)
+#   pipewire        ViewfinderPipeWire: libpipewire-0.3-dev libspa-0.2-dev (PipeWire),
+#                   libdbus-1-dev (the Camera portal), pkg-config (their headers' directories)
+#   alsa            ViewfinderALSA: libasound2-dev (alsa-lib)
+#   movie           ViewfinderMovie: libavformat-dev libavcodec-dev (FFmpeg)
+#   web-preview     ViewfinderWebPreview: libwebsockets-dev
+#   preview-window  ViewfinderPreviewWindow: libsdl2-dev
+#   testing         ViewfinderTesting: nothing beyond core
+#   build           every product (the umbrella Viewfinder, the samples, docs and API checks)
+#   demo            what Scripts/demo.sh needs: build
+#   tests           what Scripts/test.sh needs: build, and the tools the tests start: ffmpeg
+#                   (ffprobe, the ffmpeg CLI), xvfb x11-apps netpbm (the preview window's test: a
+#                   virtual X display, xwd, pnmtopng), chromium chromium-driver (the preview page's
+#                   browser tests), pipewire pipewire-bin wireplumber dbus-daemon (the private
+#                   PipeWire daemon, Scripts/pipewire.sh), python3-dbus python3-gi (the mock Camera
+#                   portal), gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
+#                   gstreamer1.0-pipewire (pipewiresrc consumes the virtual camera output's node)
+#   bench           what Scripts/bench.sh needs: tests (the peers are FFmpeg, GStreamer, Chromium)
+# With no purpose: tests.
+#
 # Runs apt-get as root, or through sudo when not root. Does nothing when all are present.
 set -euo pipefail
 
-packages=(libv4l-dev libswscale-dev libyuv-dev libasound2-dev libswresample-dev libavformat-dev libavcodec-dev libturbojpeg0-dev libjpeg62-turbo-dev libexif-dev ffmpeg libsdl2-dev xvfb x11-apps netpbm libwebsockets-dev chromium chromium-driver libpipewire-0.3-dev libspa-0.2-dev pipewire pipewire-bin wireplumber dbus-daemon libdbus-1-dev python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire)
+declare -A needs=(
+    [core]="libswscale-dev libswresample-dev libyuv-dev libturbojpeg0-dev libjpeg62-turbo-dev libexif-dev"
+    [v4l2]="libv4l-dev"
+    [pipewire]="libpipewire-0.3-dev libspa-0.2-dev libdbus-1-dev pkg-config"
+    [alsa]="libasound2-dev"
+    [movie]="libavformat-dev libavcodec-dev"
+    [web-preview]="libwebsockets-dev"
+    [preview-window]="libsdl2-dev"
+    [testing]=""
+    [tools]="ffmpeg xvfb x11-apps netpbm chromium chromium-driver pipewire pipewire-bin wireplumber dbus-daemon python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire"
+)
+products=(core v4l2 pipewire alsa movie web-preview preview-window testing)
+
+purposes=("$@")
+[ ${#purposes[@]} -eq 0 ] && purposes=(tests)
+packages=()
+for purpose in "${purposes[@]}"; do
+    case "$purpose" in
+        build | demo) for product in "${products[@]}"; do read -r -a more <<<"${needs[$product]}"; packages+=("${more[@]}"); done ;;
+        tests | bench)
+            for product in "${products[@]}" tools; do read -r -a more <<<"${needs[$product]}"; packages+=("${more[@]}"); done
+            ;;
+        testing) read -r -a more <<<"${needs[core]}"; packages+=("${more[@]}") ;;
+        *)
+            if [ -z "${needs[$purpose]+set}" ] || [ "$purpose" = tools ]; then
+                echo "install-dependencies: unknown purpose '$purpose': use one of ${products[*]} build demo tests bench" >&2
+                exit 2
+            fi
+            read -r -a more <<<"${needs[core]} ${needs[$purpose]}"
+            packages+=("${more[@]}")
+            ;;
+    esac
+done
 missing=()
-for package in "${packages[@]}"; do
+for package in $(printf '%s\n' "${packages[@]}" | sort -u); do
     if ! dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed"; then
         missing+=("$package")
     fi

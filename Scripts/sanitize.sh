@@ -26,7 +26,7 @@ cd "$(dirname "$0")/.."
 which=all
 if [[ $# -gt 0 && $1 != -- ]]; then which=$1; shift; fi
 [[ ${1:-} == -- ]] && shift
-Scripts/install-dependencies.sh >/dev/null
+Scripts/install-dependencies.sh tests >/dev/null
 
 # Reads a test log; prints every sanitizer report that is not excused, then one line
 # "reports R excused E". A TSan data race (or Swift access race) is excused when each of its access

@@ -8,7 +8,7 @@
 #   Scripts/soak.sh --minutes 10 [--phase-frames 50000] [--allowance-mb 2]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-Scripts/install-dependencies.sh >/dev/null
+Scripts/install-dependencies.sh build >/dev/null
 configuration=${SOAK_CONFIGURATION:-release}
 # glibc's allocator, left to itself, raises its mmap threshold each time a large block is freed
 # and gives new threads arenas of their own: per-phase pools (300 KB frames) then land on the heap

@@ -6,7 +6,7 @@
 # (Scripts/pipewire.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-Scripts/install-dependencies.sh
+Scripts/install-dependencies.sh tests
 # The browser tests reach chromedriver and Chromium's DevTools as "localhost". A machine without
 # /etc/hosts (a bare chroot or container) cannot resolve it: write the loopback lines Debian's
 # installer writes, as root, or say what to do.

@@ -58,6 +58,12 @@ public final class V4L2DeviceProvider: MonitoringDeviceProvider {
         self.init(directory: V4L2DevDirectory(), interface: LibV4L2Interface())
     }
 
+    /// A provider of the `videoN` nodes in `directoryPath` instead of `/dev` (a container's or a
+    /// test's device directory), opened through libv4l2 and watched for cameras that come and go.
+    public convenience init(directoryPath: String) {
+        self.init(directory: V4L2DevDirectory(path: directoryPath), interface: LibV4L2Interface())
+    }
+
     /// A provider scanning `directory` through `interface` (default: `/dev` through libv4l2).
     ///
     /// A camera that `routing` also offers (PipeWire's V4L2 route) is listed once, by this
