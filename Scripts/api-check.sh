@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Keeps the public interface's shape checked. API/<Module>.json is a baseline of the public API
-# of Viewfinder and ViewfinderSimulator, dumped by the toolchain's swift-api-digester. This
-# script builds both modules and compares their public API with the baseline:
+# of each library module (the umbrella Viewfinder declares nothing: it re-exports them) and of
+# ViewfinderSimulator, dumped by the toolchain's swift-api-digester. This script builds the
+# modules and compares their public API with the baseline:
 #
 #   Scripts/api-check.sh            # fails on a breaking change (a public declaration removed,
 #                                   # renamed, or its type, generics, conformances or attributes
@@ -15,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-dependencies.sh build  # the system libraries the modules build against
 
-modules=(Viewfinder ViewfinderSimulator)
+modules=(ViewfinderCore ViewfinderV4L2 ViewfinderPipeWire ViewfinderALSA ViewfinderMovie ViewfinderWebPreview ViewfinderPreviewWindow ViewfinderTesting ViewfinderSimulator)
 baselines=API
 update=false
 case "${1:-}" in

@@ -105,9 +105,9 @@ package final class USBBandwidthLedger: Sendable {
 }
 
 /// A V4L2 camera's USB bus as ``DeviceBandwidth`` models it: the bus's periodic share
-/// (``USBBandwidth/periodicCapacityMbps(speedMbps:)``), what a format needs
-/// (``USBBandwidth/requiredMbps(_:frameDuration:)``), and the streams this process runs there
-/// (``USBBandwidthLedger``).
+/// (`USBBandwidth.periodicCapacityMbps(speedMbps:)`), what a format needs
+/// (`USBBandwidth.requiredMbps(_:frameDuration:)`), and the streams this process runs there
+/// (`USBBandwidthLedger`).
 ///
 /// Thread safety: a value type over the thread-safe ledger.
 public struct USBBusBandwidth: DeviceBandwidth {

@@ -19,7 +19,7 @@ import ViewfinderCore
 /// Unique IDs come from what survives a reboot and a port change first: the USB serial number
 /// (with vendor and product IDs), else the `/dev/v4l/by-id` name when no other camera shares it,
 /// else the bus info (`usb-0000:00:14.0-1`: the port, as `/dev/v4l/by-path` names it), else card
-/// name and node (``V4L2NodeIdentity/uniqueID(busInfo:card:path:byIDIsShared:)``).
+/// name and node (`V4L2NodeIdentity.uniqueID(busInfo:card:path:byIDIsShared:)`).
 ///
 /// Presence has one owner, the scan: a stream that finds its camera gone marks it disconnected
 /// (unless a scan has seen it since the stream started) and asks for a scan, which reports the
