@@ -7,6 +7,9 @@ let modules: [Target.Dependency] = [
     "ViewfinderWebPreview", "ViewfinderPreviewWindow", "ViewfinderTesting",
 ]
 
+/// What every test target of a module depends on.
+let testDependencies: [Target.Dependency] = ["Viewfinder", "ViewfinderSimulator", "ViewfinderTestSupport"] + modules
+
 let package = Package(
     name: "Viewfinder",
     products: [
@@ -200,10 +203,25 @@ let package = Package(
             dependencies: ["Viewfinder"],
             path: "Tests/viewfinder-soak"
         ),
-        .testTarget(
-            name: "ViewfinderTests",
-            dependencies: ["Viewfinder", "ViewfinderSimulator", "ViewfinderFuzzing"] + modules
+        // What the test targets share: rigs for each module's tests (simulated and plug-in cameras,
+        // a private PipeWire daemon's producers, the mock portal, a browser, movie checks).
+        .target(
+            name: "ViewfinderTestSupport",
+            dependencies: ["Viewfinder", "ViewfinderSimulator"] + modules,
+            path: "Tests/ViewfinderTestSupport"
         ),
+        // Tests per module; the suites that need something started beside them (the libv4l2
+        // plug-in camera, a PipeWire daemon, Chromium, an X display) have targets of their own.
+        // Scripts/test.sh runs them all in one test binary.
+        .testTarget(name: "ViewfinderCoreTests", dependencies: testDependencies + ["ViewfinderFuzzing"]),
+        .testTarget(name: "ViewfinderV4L2Tests", dependencies: testDependencies),
+        .testTarget(name: "ViewfinderPlugInCameraTests", dependencies: testDependencies),
+        .testTarget(name: "ViewfinderPipeWireTests", dependencies: testDependencies),
+        .testTarget(name: "ViewfinderALSATests", dependencies: testDependencies),
+        .testTarget(name: "ViewfinderMovieTests", dependencies: testDependencies),
+        .testTarget(name: "ViewfinderWebPreviewTests", dependencies: testDependencies),
+        .testTarget(name: "ViewfinderBrowserTests", dependencies: testDependencies),
+        .testTarget(name: "ViewfinderPreviewWindowTests", dependencies: testDependencies),
         // The seeds' AVFoundation snippets after the mechanical rename (AV deleted, CMTime →
         // MediaTime, …), in Swift 5 mode, where most iOS capture code still lives.
         .testTarget(

@@ -11,7 +11,11 @@
 #
 # For a partial run (while working on one path): CAPTURE_PATH_CASES="mjpeg nv12,mjpeg bgra" picks
 # cases (default: all), CAPTURE_PATH_SIZES="1920x1080" sizes (default: 1280x720,1920x1080), and
-# CAPTURE_PATH_PEERS=0 skips FFmpeg and GStreamer ("–" in their columns).
+# CAPTURE_PATH_PEERS=0 skips FFmpeg and GStreamer ("–" in their columns); CAPTURE_PATH_REPEATS=N
+# repeats each row N times (default 3, 1 with --quick).
+# CAPTURE_PATH_BASELINE=PATH adds another viewfinder-bench binary (an earlier commit's release
+# build) as a contender interleaved with this one, and two columns: its figure and this build's
+# over it (the before/after of a change, in one run).
 #
 # How the peers reach the fake camera (found on Debian 12):
 # - The fake (Tests/V4L2Plugin, a libv4l2 plugin) is a regular file served unpaced ("paced 0")
@@ -121,6 +125,7 @@ cp "$work/fake-camera" /dev/video0
 v4l2convert=$(dirname "$(Scripts/v4l2-plugin.sh dir)")/v4l2convert.so
 bench="$root/.build/release/viewfinder-bench"
 if [ "$quick" -eq 1 ]; then short=30; long=150; repeats=1; else short=100; long=1000; repeats=3; fi
+repeats=${CAPTURE_PATH_REPEATS:-$repeats}
 # Destination buffers of the like-for-like TurboJPEG floor (see the header).
 floor_buffers=7
 
@@ -128,12 +133,14 @@ floor_buffers=7
 command_for() {
     local tool=$1 source=$2 conversion=$3 width=$4 height=$5 frames=$6
     case "$tool" in
-        viewfinder)
+        viewfinder | baseline)
+            local binary=$bench
+            [ "$tool" = baseline ] && binary=$CAPTURE_PATH_BASELINE
             local format=native
             [ "$conversion" = bgra ] && format=bgra
             [ "$conversion" = nv12 ] && format=nv12
             [ "$conversion" = nv12 ] && [ "$source" = mjpeg ] && format=nv12-full
-            echo "$bench capture --camera-format $source --format $format --size ${width}x${height} --frames $frames"
+            echo "$binary capture --camera-format $source --format $format --size ${width}x${height} --frames $frames"
             ;;
         ffmpeg)
             local filter="" input=yuyv422
@@ -243,6 +250,12 @@ if [ -n "${CAPTURE_PATH_SIZES:-}" ]; then
     IFS=, read -r -a sizes <<< "${CAPTURE_PATH_SIZES//x/ }"
 fi
 peers=${CAPTURE_PATH_PEERS:-1}
+baseline=${CAPTURE_PATH_BASELINE:-}
+baseline_header="" baseline_rule=""
+if [ -n "$baseline" ]; then
+    baseline_header=" Viewfinder baseline ($baseline) | Viewfinder ÷ baseline |"
+    baseline_rule="---:|---:|"
+fi
 
 {
     echo "CPU-ms per delivered frame (user + system of the whole process; slope between $short and $long frames; median of $repeats repeats, each running every contender of a row once, interleaved: the first rotated and the direction reversed every other repeat). Ratios are the median of the same-repeat ratios."
@@ -251,8 +264,8 @@ peers=${CAPTURE_PATH_PEERS:-1}
     echo "MJPEG → NV12 is full-range NV12 for all three. \"TurboJPEG alone\" decodes the same JPEG file the fake serves, on one thread, to planar 4:2:2 (NV12 rows) or BGRA:"
     echo "into one reused buffer (hot: the strict floor), and into $floor_buffers buffers in turn (like for like: Viewfinder delivers each frame in its own buffer of a pool of $floor_buffers, the output's default 6 frames in flight + 1)."
     echo
-    echo "| camera → delivered | size | Viewfinder | FFmpeg (v4l2 + decoder + swscale) | GStreamer (v4l2src + jpegdec + videoconvert) | fake camera alone (libv4l2 DQBUF/QBUF) | TurboJPEG alone, 1 buffer | TurboJPEG alone, $floor_buffers buffers | Viewfinder ÷ TurboJPEG (1 buffer) | Viewfinder ÷ TurboJPEG ($floor_buffers buffers) | FFmpeg ÷ Viewfinder | GStreamer ÷ Viewfinder |"
-    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+    echo "| camera → delivered | size | Viewfinder | FFmpeg (v4l2 + decoder + swscale) | GStreamer (v4l2src + jpegdec + videoconvert) | fake camera alone (libv4l2 DQBUF/QBUF) | TurboJPEG alone, 1 buffer | TurboJPEG alone, $floor_buffers buffers | Viewfinder ÷ TurboJPEG (1 buffer) | Viewfinder ÷ TurboJPEG ($floor_buffers buffers) | FFmpeg ÷ Viewfinder | GStreamer ÷ Viewfinder |$baseline_header"
+    echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|$baseline_rule"
 } | tee "${CAPTURE_PATH_OUT:-/dev/null}"
 for size in "${sizes[@]}"; do
     read -r width height <<< "$size"
@@ -269,7 +282,11 @@ for size in "${sizes[@]}"; do
             args[gstreamer]="gstreamer $source $conversion $width $height"
             names+=(ffmpeg gstreamer)
         fi
-        for name in viewfinder ffmpeg gstreamer turbojpeg turbojpeg_n; do samples[$name]=""; done
+        if [ -n "$baseline" ]; then
+            args[baseline]="baseline $source $conversion $width $height"
+            names+=(baseline)
+        fi
+        for name in viewfinder ffmpeg gstreamer turbojpeg turbojpeg_n baseline; do samples[$name]=""; done
         if [ "$source" = mjpeg ]; then
             floor_mode=planes
             [ "$conversion" = bgra ] && floor_mode=bgra
@@ -286,7 +303,7 @@ for size in "${sizes[@]}"; do
             fk=$(median_of fake_mjpeg)
             label="MJPEG → ${conversion^^}"
         fi
-        echo "| $label | ${width}x${height} | $(median_of viewfinder) | $(median_of ffmpeg) | $(median_of gstreamer) | $fk | $(median_of turbojpeg) | $(median_of turbojpeg_n) | $(paired viewfinder turbojpeg 2) | $(paired viewfinder turbojpeg_n 2) | $(paired ffmpeg viewfinder) | $(paired gstreamer viewfinder) |" \
+        echo "| $label | ${width}x${height} | $(median_of viewfinder) | $(median_of ffmpeg) | $(median_of gstreamer) | $fk | $(median_of turbojpeg) | $(median_of turbojpeg_n) | $(paired viewfinder turbojpeg 2) | $(paired viewfinder turbojpeg_n 2) | $(paired ffmpeg viewfinder) | $(paired gstreamer viewfinder) |$([ -n "$baseline" ] && echo " $(median_of baseline) | $(paired viewfinder baseline 3) |")" \
             | tee -a "${CAPTURE_PATH_OUT:-/dev/null}"
     done
 done

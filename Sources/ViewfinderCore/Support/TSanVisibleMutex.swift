@@ -33,5 +33,5 @@
         }
     }
 
-    package typealias Mutex = TSanVisibleMutex
+    typealias Mutex = TSanVisibleMutex
 #endif

@@ -34,10 +34,14 @@ final class FrameHandler: CaptureVideoDataOutputSampleBufferDelegate {
 
     init(limit: Int) { self.limit = limit }
 
-    func captureOutput(_ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection) {
+    func captureOutput(
+        _ output: CaptureOutput, didOutput sampleBuffer: SampleBuffer, from connection: CaptureConnection
+    ) {
         guard let image = sampleBuffer.imageBuffer else { return }
         count += 1
-        print("frame \(count): \(image.width)x\(image.height) \(image.pixelFormat.name) at \(sampleBuffer.presentationTimeStamp.seconds) s")
+        print(
+            "frame \(count): \(image.width)x\(image.height) \(image.pixelFormat.name) at \(sampleBuffer.presentationTimeStamp.seconds) s"
+        )
         if count == limit { done.signal() }
     }
 }

@@ -1,6 +1,0 @@
-#if VIEWFINDER_TSAN_LOCKS
-    import Viewfinder
-
-    // ThreadSanitizer builds only: this module's Mutex is one TSan can see (see TSanVisibleMutex).
-    typealias Mutex = TSanVisibleMutex
-#endif
