@@ -119,6 +119,9 @@ struct camera {
     size_t buffer_size;
     uint8_t *buffers;  // our mapping of the memfd
     int queued[MAX_BUFFERS];
+    // When each buffer was queued (CLOCK_MONOTONIC ns): a frame due before the oldest queued
+    // buffer's time found no buffer and is lost; one due after it was captured into it.
+    int64_t queued_at[MAX_BUFFERS];
     int queue[MAX_BUFFERS];
     int queue_head, queue_length;
     struct v4l2_buffer done[MAX_BUFFERS];
@@ -668,15 +671,21 @@ static int dequeue(struct camera *c, struct v4l2_buffer *b) {
             continue;
         }
         if (c->model.paced) {
-            // Frames whose time passed while no buffer was queued are lost, as a driver loses
-            // them: they show as a gap in the sequence numbers.
+            // Frames due while no buffer was queued are lost, as a driver loses them: they show as
+            // a gap in the sequence numbers. A frame due while a buffer was queued was captured
+            // into it, however late the reader dequeues it (then its timestamp is its due time):
+            // the buffer at the head of the queue is the oldest queued, so every frame due before
+            // it was queued is lost, and the first due after it is the one it holds.
             int64_t interval = interval_ns(c->interval);
-            int64_t late = nanoseconds(&t) - nanoseconds(&c->due);
-            if (interval > 0 && late >= interval) {
-                int64_t missed = late / interval;
+            int64_t queued_at = c->queued_at[c->queue[c->queue_head]];
+            int64_t gap = queued_at - nanoseconds(&c->due);
+            if (interval > 0 && gap > 0) {
+                int64_t missed = (gap + interval - 1) / interval;
                 c->sequence += (uint32_t)missed;
                 c->lost += (uint64_t)missed;
                 c->due = from_nanoseconds(nanoseconds(&c->due) + missed * interval);
+                // That frame may not be due yet: wait for it.
+                if (nanoseconds(&t) < nanoseconds(&c->due)) continue;
             }
         }
         int index = c->queue[c->queue_head];
@@ -687,8 +696,10 @@ static int dequeue(struct camera *c, struct v4l2_buffer *b) {
         const uint8_t *from;
         size_t length;
         fill_frame(c, index, &when, &from, &length);
+        // Paced, the next frame is due one interval later even when this one was dequeued late: it
+        // may already have been captured into the next queued buffer.
         int64_t next = nanoseconds(&c->due) + interval_ns(c->interval);
-        if (!c->model.paced || next < nanoseconds(&t)) next = nanoseconds(&t) + interval_ns(c->interval);
+        if (!c->model.paced) next = nanoseconds(&t) + interval_ns(c->interval);
         c->due = from_nanoseconds(next);
         c->last_was_eagain = 0;
         if (length > 0) {
@@ -857,6 +868,11 @@ static int handle(struct camera *c, unsigned long request, void *arg) {
             b->index >= (uint32_t)c->buffer_count || c->queued[b->index] || c->filling[b->index])
             break;
         c->queued[b->index] = 1;
+        {
+            struct timespec t;
+            now(&t);
+            c->queued_at[b->index] = nanoseconds(&t);
+        }
         c->queue[(c->queue_head + c->queue_length) % MAX_BUFFERS] = b->index;
         c->queue_length++;
         pthread_cond_broadcast(&c->changed);

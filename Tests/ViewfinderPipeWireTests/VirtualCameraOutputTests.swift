@@ -326,9 +326,10 @@ struct VirtualCameraOutputTests {
         #expect(statistics.delivered + statistics.dropped + statistics.rateGated == statistics.captured)
         #expect(virtual.publishingStatistics.droppedConsumerBusy > 0, "\(virtual.publishingStatistics)")
         #expect(PipeWireBackendTests.missing(numbers) <= statistics.dropped, "\(numbers), \(statistics)")
-        // Newest wins: the frames the consumer got were fresh, not a backlog of old ones — it
-        // received far fewer frames than the camera made over its run.
-        #expect(PipeWireBackendTests.missing(numbers) > numbers.count, "skipped to the newest: \(numbers)")
+        // Newest wins: a frame the busy consumer could not take was dropped (counted above), not
+        // queued for it. How many it skipped depends on how fast the camera ran meanwhile: on a
+        // loaded machine the paced camera itself slows, so the count of skipped frames is not
+        // asserted; that none of them went unreported is.
         let dataStatistics = data.statistics
         #expect(dataStatistics.dropped == 0, "\(dataStatistics)")
         #expect(dataStatistics.delivered == dataStatistics.captured)
