@@ -339,8 +339,12 @@ struct VirtualCameraOutputTests {
         let statistics = virtual.statistics
         #expect(statistics.captured >= 20)
         #expect(statistics.delivered == 0)
-        #expect(statistics.droppedByProcessor == statistics.captured, "\(statistics)")
-        #expect(virtual.publishingStatistics.droppedNoConsumer == statistics.captured)
+        #expect(statistics.dropped == statistics.captured, "\(statistics)")
+        // Each frame reaches the publisher and is dropped there for want of a consumer, unless the
+        // output was still busy with the one before (a busy machine): then it is replaced as late.
+        #expect(statistics.droppedByProcessor + statistics.droppedLate == statistics.captured, "\(statistics)")
+        #expect(statistics.droppedByProcessor > 0)
+        #expect(virtual.publishingStatistics.droppedNoConsumer == statistics.droppedByProcessor)
         let dataStatistics = data.statistics
         #expect(dataStatistics.dropped == 0, "\(dataStatistics)")
         #expect(dataStatistics.delivered == dataStatistics.captured)
