@@ -3,10 +3,12 @@
 # plugin (Tests/V4L2Plugin) is built and installed for the run, in a private mount namespace
 # where possible, and removed afterwards (Scripts/v4l2-plugin.sh); a private PipeWire daemon
 # (pipewire, wireplumber, a D-Bus session bus) runs beside the tests and is stopped afterwards
-# (Scripts/pipewire.sh).
+# (Scripts/pipewire.sh). With VIEWFINDER_TEST_PREBUILT=1 the packages and the build are taken as
+# they are (Scripts/flake-hunt.sh builds once, then runs this several times).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-Scripts/install-dependencies.sh tests
+prebuilt=${VIEWFINDER_TEST_PREBUILT:-}
+[ -n "$prebuilt" ] || Scripts/install-dependencies.sh tests
 # The browser tests reach chromedriver and Chromium's DevTools as "localhost". A machine without
 # /etc/hosts (a bare chroot or container) cannot resolve it: write the loopback lines Debian's
 # installer writes, as root, or say what to do.
@@ -18,7 +20,7 @@ if ! getent hosts localhost >/dev/null 2>&1; then
         echo "test.sh: 'localhost' does not resolve: add '127.0.0.1 localhost' to /etc/hosts (the browser tests need it)" >&2
     fi
 fi
-swift build --build-tests
+[ -n "$prebuilt" ] || swift build --build-tests
 # The test binary runs directly, not under `swift test`: SwiftPM relays the binary's output
 # through pipes, and here its relay lost lines (the runner's closing "Test run with N tests"
 # among them) in 3 runs of 3 while the binary's own output, written straight to the log, kept

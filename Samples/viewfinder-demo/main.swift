@@ -53,6 +53,16 @@ let usage = """
       --record FILE    also record H.264 to FILE (.mov, .mp4 or .mkv; never overwritten), printing its figures
     """
 
+/// Prints `line` and flushes it at once. stdout is block-buffered when it is a pipe or a file
+/// (`viewfinder-demo --preview > log` showed nothing for about 20 s): every line of the demo, the
+/// per-second figures and the preview page's address among them, goes out as it is printed.
+/// (Making stdout line-buffered with setvbuf would need the C global `stdout`, which Swift 6 does
+/// not let this code touch.)
+func print(_ line: String) {
+    Swift.print(line)
+    fflush(nil)
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("viewfinder-demo: \(message)\n".utf8))
     exit(2)
