@@ -39,7 +39,10 @@ Scripts/pipewire.sh run -- Scripts/v4l2-plugin.sh run -- \
 if [ -s "$results" ]; then
     counts=$(sed -n 's/.*<testsuite name="TestResults".* tests="\([0-9]*\)" failures="\([0-9]*\)" skipped="\([0-9]*\)".*/\1 \2 \3/p' "$results" | head -n 1)
     if [ -n "$counts" ]; then
-        read -r tests failures skipped <<<"$counts"
+        read -r tests _ skipped <<<"$counts"
+        # The report's failures attribute counts issues (a test may record several): count the
+        # test cases that have a failure instead.
+        failures=$(awk '/<testcase/ { failed = 0 } /<failure/ { failed = 1 } /<\/testcase>/ { if (failed) n++ } END { print n + 0 }' "$results")
         echo "tests: $((tests - failures - skipped)) passed, $failures failed, $skipped skipped"
     fi
 else

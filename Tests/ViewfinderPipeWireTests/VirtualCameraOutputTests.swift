@@ -311,25 +311,27 @@ struct VirtualCameraOutputTests {
         #expect(delegate.waitForFrames(3))
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("\(name).raw")
         defer { try? FileManager.default.removeItem(at: file) }
-        // 8 frames a second at most, against the camera's 30.
-        let consumer = GStreamerConsumer(format: "NV12", count: 12, file: file, microsecondsPerFrame: 125_000)
+        // 4 frames a second at most, against the camera's 30 (still far faster on a loaded machine,
+        // where it made 13 a second).
+        let consumer = GStreamerConsumer(format: "NV12", count: 8, file: file, microsecondsPerFrame: 250_000)
         let (status, log) = try consumer.run(target: name, remote: remote)
         session.stopRunning()
         delegate.queue.sync {}
         #expect(status == 0, "gst-launch-1.0: \(log)")
 
         let (frames, _) = try consumer.frames(width: 320, height: 240)
-        #expect(frames.count == 12)
+        #expect(frames.count == 8)
         let numbers = frames.compactMap(TestPattern.readSequenceNumber(from:))
         #expect(numbers.count == frames.count && PipeWireBackendTests.isIncreasing(numbers), "\(numbers)")
         let statistics = virtual.statistics
         #expect(statistics.delivered + statistics.dropped + statistics.rateGated == statistics.captured)
         #expect(virtual.publishingStatistics.droppedConsumerBusy > 0, "\(virtual.publishingStatistics)")
         #expect(PipeWireBackendTests.missing(numbers) <= statistics.dropped, "\(numbers), \(statistics)")
-        // Newest wins: the frames the consumer got were fresh, not a backlog of old ones — it
-        // skipped the frames the camera made while it was busy. (How many depends on how fast the
-        // camera ran: on a busy machine it made 20 frames, not 45, in the consumer's 1.5 s.)
-        #expect(PipeWireBackendTests.missing(numbers) > 0, "skipped to the newest: \(numbers)")
+        // Newest wins at the publisher: a frame the busy consumer had no buffer for was dropped
+        // (droppedConsumerBusy, above), not queued for it. What the consumer itself queues in the
+        // buffers it holds is its own: under load GStreamer's pipewiresrc handed over 9 queued
+        // frames in a row (numbers 5 to 13), so how many numbers it skipped is not asserted; that
+        // none of them went unreported is.
         let dataStatistics = data.statistics
         #expect(dataStatistics.dropped == 0, "\(dataStatistics)")
         #expect(dataStatistics.delivered == dataStatistics.captured)
