@@ -4,7 +4,7 @@ import PackageDescription
 /// The library's modules (the umbrella `Viewfinder` re-exports them all): the tests reach into each.
 let modules: [Target.Dependency] = [
     "ViewfinderCore", "ViewfinderV4L2", "ViewfinderPipeWire", "ViewfinderALSA", "ViewfinderMovie",
-    "ViewfinderWebPreview", "ViewfinderPreviewWindow", "ViewfinderTesting",
+    "ViewfinderWebPreview", "ViewfinderPreviewWindow", "ViewfinderTesting", "ViewfinderMetadata",
 ]
 
 /// What every test target of a module depends on.
@@ -34,6 +34,8 @@ let package = Package(
         .library(name: "ViewfinderPreviewWindow", targets: ["ViewfinderPreviewWindow"]),
         // The virtual test-pattern camera and virtual microphone (opt-in devices, no system library).
         .library(name: "ViewfinderTesting", targets: ["ViewfinderTesting"]),
+        // The metadata output: QR codes and barcodes found in video frames (ZXing-cpp).
+        .library(name: "ViewfinderMetadata", targets: ["ViewfinderMetadata"]),
         // Test doubles (a simulated UVC camera and V4L2 bus): add to test targets only.
         .library(name: "ViewfinderSimulator", targets: ["ViewfinderSimulator"]),
         .executable(name: "viewfinder-demo", targets: ["viewfinder-demo"]),
@@ -115,6 +117,13 @@ let package = Package(
         // module carries the flags and the CDBus shim keeps libdbus out of Swift.
         .systemLibrary(name: "CDBusSystem", pkgConfig: "dbus-1"),
         .target(name: "CDBus", dependencies: ["CDBusSystem"]),
+        // ZXing-cpp 1.4 (Debian's libzxing-dev; QR codes and barcodes for the metadata output): a
+        // C++ library, behind one extern "C" function, so Swift needs no C++ interoperability.
+        // Its headers are in the default include path; the library is linked by name.
+        .target(
+            name: "CZXing",
+            linkerSettings: [.linkedLibrary("ZXing")]
+        ),
         // Links the umbrella's load-time hook: the core calls it once before its device registry is used.
         .target(name: "CViewfinderHooks"),
         .target(name: "CViewfinderUmbrella", dependencies: ["CViewfinderHooks"]),
@@ -129,11 +138,13 @@ let package = Package(
         .target(name: "ViewfinderWebPreview", dependencies: ["ViewfinderCore", "CWebSockets"]),
         .target(name: "ViewfinderPreviewWindow", dependencies: ["ViewfinderCore", "CSDL2"]),
         .target(name: "ViewfinderTesting", dependencies: ["ViewfinderCore"]),
+        .target(name: "ViewfinderMetadata", dependencies: ["ViewfinderCore", "CZXing", "CTurboJPEG"]),
         .target(
             name: "Viewfinder",
             dependencies: [
                 "ViewfinderCore", "ViewfinderV4L2", "ViewfinderPipeWire", "ViewfinderALSA", "ViewfinderMovie",
-                "ViewfinderWebPreview", "ViewfinderPreviewWindow", "ViewfinderTesting", "CViewfinderUmbrella",
+                "ViewfinderWebPreview", "ViewfinderPreviewWindow", "ViewfinderTesting", "ViewfinderMetadata",
+                "CViewfinderUmbrella",
             ]
         ),
         // The simulated V4L2 driver, for tests and demos; applications that do not depend on it
@@ -222,6 +233,7 @@ let package = Package(
         .testTarget(name: "ViewfinderWebPreviewTests", dependencies: testDependencies),
         .testTarget(name: "ViewfinderBrowserTests", dependencies: testDependencies),
         .testTarget(name: "ViewfinderPreviewWindowTests", dependencies: testDependencies),
+        .testTarget(name: "ViewfinderMetadataTests", dependencies: testDependencies),
         // The seeds' AVFoundation snippets after the mechanical rename (AV deleted, CMTime →
         // MediaTime, …), in Swift 5 mode, where most iOS capture code still lives.
         .testTarget(
@@ -243,5 +255,7 @@ let package = Package(
             path: "Tests/PortedSnippetsTests/Swift6"
         ),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    // ZXing-cpp's headers need C++17 (the CZXing shim is the package's only C++).
+    cxxLanguageStandard: .cxx17
 )

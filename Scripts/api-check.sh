@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 Scripts/install-dependencies.sh build  # the system libraries the modules build against
 
-modules=(ViewfinderCore ViewfinderV4L2 ViewfinderPipeWire ViewfinderALSA ViewfinderMovie ViewfinderWebPreview ViewfinderPreviewWindow ViewfinderTesting ViewfinderSimulator)
+modules=(ViewfinderCore ViewfinderV4L2 ViewfinderPipeWire ViewfinderALSA ViewfinderMovie ViewfinderWebPreview ViewfinderPreviewWindow ViewfinderTesting ViewfinderMetadata ViewfinderSimulator)
 baselines=API
 update=false
 case "${1:-}" in

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the DocC documentation of the library — the umbrella Viewfinder module with every module
 # it re-exports (ViewfinderCore, ViewfinderV4L2, ViewfinderPipeWire, ViewfinderALSA,
-# ViewfinderMovie, ViewfinderWebPreview, ViewfinderPreviewWindow, ViewfinderTesting), so a link
+# ViewfinderMovie, ViewfinderWebPreview, ViewfinderPreviewWindow, ViewfinderTesting,
+# ViewfinderMetadata), so a link
 # from one module's docs to another's type resolves — and of ViewfinderSimulator into
 # .build/docs/<Module> (a DocC archive; `docc preview` or any static server shows it) and fails
 # on any documentation warning, printing it: a broken ``symbol`` link, an unknown parameter, a
@@ -29,7 +30,7 @@ for tool in swift-symbolgraph-extract docc; do
     fi
 done
 
-library_modules=ViewfinderCore,ViewfinderV4L2,ViewfinderPipeWire,ViewfinderALSA,ViewfinderMovie,ViewfinderWebPreview,ViewfinderPreviewWindow,ViewfinderTesting
+library_modules=ViewfinderCore,ViewfinderV4L2,ViewfinderPipeWire,ViewfinderALSA,ViewfinderMovie,ViewfinderWebPreview,ViewfinderPreviewWindow,ViewfinderTesting,ViewfinderMetadata
 tool_name=docs.sh
 # shellcheck source=Scripts/module-flags.sh
 source "$(dirname "$0")/module-flags.sh"

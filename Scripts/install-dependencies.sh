@@ -15,6 +15,7 @@
 #   web-preview     ViewfinderWebPreview: libwebsockets-dev
 #   preview-window  ViewfinderPreviewWindow: libsdl2-dev
 #   testing         ViewfinderTesting: nothing beyond core
+#   metadata        ViewfinderMetadata: libzxing-dev (ZXing-cpp: QR and barcode decoding)
 #   build           every product (the umbrella Viewfinder, the samples, docs and API checks)
 #   demo            what Scripts/demo.sh needs: build
 #   tests           what Scripts/test.sh needs: build, and the tools the tests start: ffmpeg
@@ -23,7 +24,8 @@
 #                   browser tests), pipewire pipewire-bin wireplumber dbus-daemon (the private
 #                   PipeWire daemon, Scripts/pipewire.sh), python3-dbus python3-gi (the mock Camera
 #                   portal), gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
-#                   gstreamer1.0-pipewire (pipewiresrc consumes the virtual camera output's node)
+#                   gstreamer1.0-pipewire (pipewiresrc consumes the virtual camera output's node),
+#                   qrencode zint (the metadata output's tests: QR codes and barcodes to decode)
 #   bench           what Scripts/bench.sh needs: tests (the peers are FFmpeg, GStreamer, Chromium)
 # With no purpose: tests.
 #
@@ -39,9 +41,10 @@ declare -A needs=(
     [web-preview]="libwebsockets-dev"
     [preview-window]="libsdl2-dev"
     [testing]=""
-    [tools]="ffmpeg xvfb x11-apps netpbm chromium chromium-driver pipewire pipewire-bin wireplumber dbus-daemon python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire"
+    [metadata]="libzxing-dev"
+    [tools]="ffmpeg xvfb x11-apps netpbm chromium chromium-driver pipewire pipewire-bin wireplumber dbus-daemon python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire qrencode zint"
 )
-products=(core v4l2 pipewire alsa movie web-preview preview-window testing)
+products=(core v4l2 pipewire alsa movie web-preview preview-window testing metadata)
 
 purposes=("$@")
 [ ${#purposes[@]} -eq 0 ] && purposes=(tests)
