@@ -48,6 +48,10 @@ extension CaptureMetadataOutputObjectsDelegate {
 ///   mirroring change nothing here (as in AVFoundation); convert with the preview layer's
 ///   ``ViewfinderCore/CaptureVideoPreviewLayer/transformedMetadataObject(for:)`` or another
 ///   output's ``ViewfinderCore/CaptureOutput/transformedMetadataObject(for:connection:)``.
+/// - Limits of the decoder (ZXing-cpp 1.4): Data Matrix and Aztec codes are found when they
+///   cover the centre of the picture (of the ``rectOfInterest``), where its detectors for them
+///   start looking; QR codes are read as printed, not mirrored (a mirroring connection does not
+///   change the frames this output reads).
 /// - Work: decoding runs on two lanes of the output's own (never on the capture thread, never
 ///   on your queue), reading only the frames' luma. While your queue is busy, at most one newer
 ///   frame waits; older waiting frames are dropped (counted in
