@@ -179,8 +179,8 @@ let package = Package(
         .executableTarget(
             name: "viewfinder-bench",
             dependencies: [
-                "Viewfinder", "CSwscale", "CSwresample", "CFFmpeg", "CYUV", "CTurboJPEG", "CAllocCounter",
-                "CV4LConvert",
+                "Viewfinder", "ViewfinderMetadata", "CSwscale", "CSwresample", "CFFmpeg", "CYUV", "CTurboJPEG",
+                "CAllocCounter", "CV4LConvert",
             ],
             path: "Benchmarks/viewfinder-bench"
         ),

@@ -148,6 +148,7 @@ enum BenchmarkRegistry {
         LatencyBenchmarks.cases(settings:),
         PipeWireBenchmarks.cases(settings:),
         CapacityBenchmarks.cases(settings:),
+        MetadataBenchmarks.cases(settings:),
     ]
 
     static func all(settings: MeasureSettings) -> [BenchmarkCase] {
