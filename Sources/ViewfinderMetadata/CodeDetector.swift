@@ -6,7 +6,8 @@ import ViewfinderCore
 
 /// Finds machine-readable codes in video frames with ZXing-cpp, reading only their luma: the Y
 /// plane of NV12 and I420 as it lies, every other byte of YUYV, BGRA through ZXing's own
-/// luminance, and Motion-JPEG decoded to grey (luma only) into a buffer the detector keeps.
+/// luminance, and Motion-JPEG decoded to grey (luma only) into a buffer the detector keeps (a
+/// damaged frame is not read).
 ///
 /// One detector serves one lane at a time (its scratch memory is its own); its memory is bounded
 /// by one grey frame of the stream's size, allocated once.
@@ -188,7 +189,9 @@ package final class CodeDetector: @unchecked Sendable {
             decompressor, image.baseAddress.assumingMemoryBound(to: UInt8.self), UInt(image.dataSize),
             grey.assumingMemoryBound(to: UInt8.self), Int32(image.width), Int32(image.width), Int32(image.height),
             Int32(TJPF_GRAY.rawValue), TJFLAG_FASTDCT)
-        if status != 0 && vf_tj_last_error_is_warning(decompressor) == 0 {
+        // Any failure, warnings too (a truncated frame): rows not decoded would still hold the
+        // last frame's picture, whose codes must not be reported again.
+        if status != 0 {
             throw CaptureError(
                 .conversionFailed, "the metadata output could not decode a Motion-JPEG frame: "
                     + String(cString: tjGetErrorStr2(decompressor)))

@@ -196,17 +196,23 @@ final class MetadataRig {
         pool = try PixelBufferPool(pixelFormat: pixelFormat, width: width, height: height, capacity: 8)
     }
 
-    /// Sets the types and starts the output's stream of the camera's format.
-    func start(types: [MetadataObject.ObjectType], rectOfInterest: CGRect? = nil) throws {
+    /// Sets the types and starts the output's stream of the camera's format (or of `streamFormat`).
+    func start(
+        types: [MetadataObject.ObjectType], rectOfInterest: CGRect? = nil, streamFormat: CaptureDevice.Format? = nil
+    ) throws {
         try output.setMetadataObjectTypes(types)
         if let rectOfInterest { try output.setRectOfInterest(rectOfInterest) }
         output.sessionWillStartRunning()
-        try output.prepareToStream(format: format, frameDuration: MediaTime(value: 1, timescale: 30))
+        try output.prepareToStream(format: streamFormat ?? format, frameDuration: MediaTime(value: 1, timescale: 30))
     }
 
     /// Hands `frame` to the output as the camera's next frame.
     func feed(_ frame: CodeFrame) throws {
-        let buffer = try frame.buffer(from: pool)
+        feed(buffer: try frame.buffer(from: pool))
+    }
+
+    /// Hands `buffer` to the output as the camera's next frame.
+    func feed(buffer: PixelBuffer) {
         sequence += 1
         output.receive(
             CapturedSample(
@@ -218,8 +224,13 @@ final class MetadataRig {
 
     /// Feeds `frame` and waits until it has been handed over; the codes reported for it.
     func scan(_ frame: CodeFrame) throws -> [MetadataMachineReadableCodeObject] {
+        try scan(buffer: try frame.buffer(from: pool))
+    }
+
+    /// Feeds `buffer` and waits until it has been handed over; the codes reported for it.
+    func scan(buffer: PixelBuffer) throws -> [MetadataMachineReadableCodeObject] {
         let before = collector.collected.count
-        try feed(frame)
+        feed(buffer: buffer)
         #expect(output.waitUntilDelivered(timeout: 30))
         let reports = collector.collected
         guard reports.count > before else { return [] }

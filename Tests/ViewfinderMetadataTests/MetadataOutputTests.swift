@@ -4,6 +4,7 @@ import Synchronization
 import Testing
 import ViewfinderCore
 import ViewfinderMetadata
+import ViewfinderTestSupport
 import ViewfinderTesting
 
 @Suite("CaptureMetadataOutput")
@@ -31,6 +32,31 @@ struct MetadataOutputTests {
         #expect(code.time == MediaTime(value: 1, timescale: 30))
         #expect(code.duration == MediaTime(value: 1, timescale: 30))
         #expect(code.descriptor == nil)
+    }
+
+    @Test("a QR code in a Motion-JPEG frame is decoded from the frame's luma")
+    func motionJPEG() throws {
+        let rig = try MetadataRig()
+        try rig.start(
+            types: [.qr],
+            streamFormat: CaptureDevice.Format(
+                pixelFormat: .mjpeg, width: 640, height: 480, frameRateRanges: [.init(framesPerSecond: 30)]))
+        let text = "Motion-JPEG"
+        let symbol = try Symbol.qr(text)
+        var frame = CodeFrame()
+        frame.draw(symbol, x: 300, y: 200, module: 6)
+        let jpeg = try JPEGEncoder(quality: 0.9).encode(try frame.buffer(from: rig.pool))
+        let code = try #require(try rig.scan(buffer: JPEGFrameMemory.buffer(jpeg, width: 640, height: 480)).first)
+        #expect(code.stringValue == text)
+        let expected = expectedCorners(
+            width: symbol.width, height: symbol.height, x: 300, y: 200, module: 6, quarterTurns: 0, frameWidth: 640,
+            frameHeight: 480)
+        #expect(close(code.corners, expected, tolerance: 9 / 640), "\(code.corners) vs \(expected)")
+
+        // A damaged frame is dropped and counted, not a crash.
+        let damaged = Array(jpeg.prefix(40)) + [UInt8](repeating: 0x55, count: 200)
+        #expect(try rig.scan(buffer: JPEGFrameMemory.buffer(damaged, width: 640, height: 480)).isEmpty)
+        #expect(rig.output.statistics.droppedByProcessor == 1)
     }
 
     @Test("a code turned in the picture has its own top-left corner where the turn takes it", arguments: [1, 2, 3])
