@@ -91,7 +91,8 @@ enum MetadataBenchmarks {
     static func decode(width: Int, height: Int, withCode: Bool, _ settings: MeasureSettings) throws -> BenchmarkResult {
         let ring = try frames(width: width, height: height, withCode: withCode, count: 4)
         let detector = CodeDetector()
-        let request = CodeDetector.Request(types: [.qr, .ean13, .code128], rectOfInterest: CGRect(x: 0, y: 0, width: 1, height: 1))
+        let request = CodeDetector.Request(
+            types: [.qr, .ean13, .code128], rectOfInterest: CGRect(x: 0, y: 0, width: 1, height: 1))
         var found = 0
         let figures = try Measure.frames(settings) { index in
             let codes = try detector.detect(
@@ -120,7 +121,8 @@ enum MetadataBenchmarks {
         // unchecked: written on the output's callback queue only, read after it drained.
         var objects = 0
         func metadataOutput(
-            _ output: CaptureMetadataOutput, didOutput metadataObjects: [MetadataObject], from connection: CaptureConnection
+            _ output: CaptureMetadataOutput, didOutput metadataObjects: [MetadataObject],
+            from connection: CaptureConnection
         ) { objects += metadataObjects.count }
     }
 

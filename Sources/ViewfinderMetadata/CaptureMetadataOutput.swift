@@ -14,7 +14,8 @@ public protocol CaptureMetadataOutputObjectsDelegate: AnyObject {
     /// with an empty array — the codes of the frames before are no longer seen. Frames with nothing
     /// found after a frame with nothing found are not reported. Optional, as in AVFoundation.
     func metadataOutput(
-        _ output: CaptureMetadataOutput, didOutput metadataObjects: [MetadataObject], from connection: CaptureConnection)
+        _ output: CaptureMetadataOutput, didOutput metadataObjects: [MetadataObject], from connection: CaptureConnection
+    )
 }
 
 extension CaptureMetadataOutputObjectsDelegate {
@@ -186,7 +187,8 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
     public func setMetadataObjectsDelegate(
         _ objectsDelegate: (any CaptureMetadataOutputObjectsDelegate)?, queue objectsCallbackQueue: DispatchQueue?
     ) {
-        core.setDelegate(objectsDelegate.map { delegate in { [weak delegate] in delegate } }, queue: objectsCallbackQueue)
+        core.setDelegate(
+            objectsDelegate.map { delegate in { [weak delegate] in delegate } }, queue: objectsCallbackQueue)
     }
 
     /// The delegate, if one is set and still alive.

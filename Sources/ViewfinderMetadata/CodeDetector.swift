@@ -193,7 +193,8 @@ package final class CodeDetector: @unchecked Sendable {
         // last frame's picture, whose codes must not be reported again.
         if status != 0 {
             throw CaptureError(
-                .conversionFailed, "the metadata output could not decode a Motion-JPEG frame: "
+                .conversionFailed,
+                "the metadata output could not decode a Motion-JPEG frame: "
                     + String(cString: tjGetErrorStr2(decompressor)))
         }
         return grey

@@ -18,7 +18,9 @@ struct Symbol {
     /// fails (install with `Scripts/install-dependencies.sh tests`).
     static func run(_ tool: String, _ arguments: [String]) throws -> String {
         let path = "/usr/bin/\(tool)"
-        try #require(FileManager.default.isExecutableFile(atPath: path), "\(tool) is missing: Scripts/install-dependencies.sh tests")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: path),
+            "\(tool) is missing: Scripts/install-dependencies.sh tests")
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments

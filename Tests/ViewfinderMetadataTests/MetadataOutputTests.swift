@@ -76,25 +76,26 @@ struct MetadataOutputTests {
 
     /// The symbologies zint draws, with the text each should read as (check digits the tool adds
     /// computed here).
-    static let zintCases: [(barcode: Int, data: String, options: [String], type: MetadataObject.ObjectType, module: Int)] =
-        [
-            (13, "590123412345", [], .ean13, 3),
-            (13, "9638507", [], .ean8, 3),
-            (34, "03600029145", [], .ean13, 3),  // UPC-A, read as EAN-13 with a leading 0
-            (37, "0123456", [], .upce, 3),
-            (8, "VIEWFINDER", [], .code39, 2),
-            (8, "CODE39", ["--vers=1"], .code39Mod43, 2),
-            (25, "CODE93", [], .code93, 3),
-            (20, "Viewfinder-128", [], .code128, 2),
-            (3, "12345678", [], .interleaved2of5, 3),
-            (89, "1234567890123", [], .itf14, 2),
-            (18, "A40156B", [], .codabar, 3),
-            (29, "0950110153001", [], .gs1DataBar, 3),
-            (55, "PDF417 from zint", [], .pdf417, 3),
-            (71, "Data Matrix", ["--square"], .dataMatrix, 10),
-            (92, "Aztec", [], .aztec, 12),
-            (97, "MQR39", [], .microQR, 6),
-        ]
+    static let zintCases:
+        [(barcode: Int, data: String, options: [String], type: MetadataObject.ObjectType, module: Int)] =
+            [
+                (13, "590123412345", [], .ean13, 3),
+                (13, "9638507", [], .ean8, 3),
+                (34, "03600029145", [], .ean13, 3),  // UPC-A, read as EAN-13 with a leading 0
+                (37, "0123456", [], .upce, 3),
+                (8, "VIEWFINDER", [], .code39, 2),
+                (8, "CODE39", ["--vers=1"], .code39Mod43, 2),
+                (25, "CODE93", [], .code93, 3),
+                (20, "Viewfinder-128", [], .code128, 2),
+                (3, "12345678", [], .interleaved2of5, 3),
+                (89, "1234567890123", [], .itf14, 2),
+                (18, "A40156B", [], .codabar, 3),
+                (29, "0950110153001", [], .gs1DataBar, 3),
+                (55, "PDF417 from zint", [], .pdf417, 3),
+                (71, "Data Matrix", ["--square"], .dataMatrix, 10),
+                (92, "Aztec", [], .aztec, 12),
+                (97, "MQR39", [], .microQR, 6),
+            ]
 
     static func expectedText(_ barcode: Int, _ data: String, _ options: [String]) -> String {
         switch barcode {
@@ -210,7 +211,9 @@ struct MetadataOutputTests {
         #expect(posted.withLock { $0 } >= 1)
         rig.output.rectOfInterest = CGRect(x: 0.5, y: 0.5, width: 1, height: 1)
         #expect(rig.output.rectOfInterest == CGRect(x: 0, y: 0, width: 1, height: 1))
-        #expect(throws: CaptureError.self) { try rig.output.setRectOfInterest(CGRect(x: -0.1, y: 0, width: 1, height: 1)) }
+        #expect(throws: CaptureError.self) {
+            try rig.output.setRectOfInterest(CGRect(x: -0.1, y: 0, width: 1, height: 1))
+        }
         rig.output.metadataObjectTypes = nil
         #expect(rig.output.metadataObjectTypes.isEmpty)
     }

@@ -15,7 +15,8 @@ extension CodeFrame {
             // Clockwise: the source's row r becomes the destination's column (height - 1 - r).
             for row in 0..<source.height {
                 for column in 0..<source.width {
-                    next.luma[column * next.width + (source.height - 1 - row)] = source.luma[row * source.width + column]
+                    next.luma[column * next.width + (source.height - 1 - row)] =
+                        source.luma[row * source.width + column]
                 }
             }
             turned = next
@@ -24,7 +25,8 @@ extension CodeFrame {
             let source = turned
             for row in 0..<source.height {
                 for column in 0..<source.width {
-                    turned.luma[row * source.width + column] = source.luma[row * source.width + source.width - 1 - column]
+                    turned.luma[row * source.width + column] =
+                        source.luma[row * source.width + source.width - 1 - column]
                 }
             }
         }
@@ -60,7 +62,8 @@ struct MetadataTransformTests {
         try connection.setVideoRotationAngle(angle)
         try connection.setVideoMirrored(mirrored)
         let transformed = try #require(
-            rig.video.transformedMetadataObject(for: code, connection: connection) as? MetadataMachineReadableCodeObject)
+            rig.video.transformedMetadataObject(for: code, connection: connection) as? MetadataMachineReadableCodeObject
+        )
         #expect(transformed.stringValue == code.stringValue)
         #expect(transformed.type == type)
 
@@ -77,7 +80,8 @@ struct MetadataTransformTests {
                 "\(transformed.corners) vs \(found.corners)")
         } else {
             #expect(
-                close(transformed.corners, found.corners, tolerance: 3 / 480), "\(transformed.corners) vs \(found.corners)")
+                close(transformed.corners, found.corners, tolerance: 3 / 480),
+                "\(transformed.corners) vs \(found.corners)")
         }
         #expect(abs(transformed.bounds.minX - found.bounds.minX) <= 3 / 480)
         #expect(abs(transformed.bounds.minY - found.bounds.minY) <= 3 / 480)
