@@ -41,14 +41,14 @@ extension CaptureMetadataOutputObjectsDelegate {
 ///   them. ``metadataObjectTypes`` is empty by default (nothing is decoded, frames cost nothing).
 /// - Bad settings: AVFoundation raises `NSInvalidArgumentException` for a type that is not
 ///   available or a rectangle outside 0…1. Here nothing crashes: the property setters refuse the
-///   value, keep the old one and post the error as a ``ViewfinderCore/CaptureSession``
+///   value, keep the old one and post the error as a ``CaptureSession``
 ///   runtime error (on `NotificationCenter.default`, object the output, when it is in no
 ///   session); ``setMetadataObjectTypes(_:)`` and ``setRectOfInterest(_:)`` throw it instead.
 /// - Where: results are in metadata-output coordinates — (0, 0) top-left to (1, 1) bottom-right
 ///   of the sensor's unrotated, unmirrored picture. The output's own connection's rotation and
 ///   mirroring change nothing here (as in AVFoundation); convert with the preview layer's
-///   ``ViewfinderCore/CaptureVideoPreviewLayer/transformedMetadataObject(for:)`` or another
-///   output's ``ViewfinderCore/CaptureOutput/transformedMetadataObject(for:connection:)``.
+///   ``CaptureVideoPreviewLayer/transformedMetadataObject(for:)`` or another
+///   output's ``CaptureOutput/transformedMetadataObject(for:connection:)``.
 /// - Limits of the decoder (ZXing-cpp 1.4): Data Matrix and Aztec codes are found when they
 ///   cover the centre of the picture (of the ``rectOfInterest``), where its detectors for them
 ///   start looking; QR codes are read as printed, not mirrored (a mirroring connection does not
@@ -56,7 +56,7 @@ extension CaptureMetadataOutputObjectsDelegate {
 /// - Work: decoding runs on two lanes of the output's own (never on the capture thread, never
 ///   on your queue), reading only the frames' luma. While your queue is busy, at most one newer
 ///   frame waits; older waiting frames are dropped (counted in
-///   ``ViewfinderCore/CaptureOutput/statistics`` as late), never queued. A frame whose decoding
+///   ``CaptureOutput/statistics`` as late), never queued. A frame whose decoding
 ///   was tried is counted as delivered, whether codes were found or not.
 ///
 /// Thread safety: every member may be used from any thread; changes apply between frames.
@@ -221,7 +221,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         set { core.postingFailure { () throws(CaptureError) in try setMetadataObjectTypes(newValue ?? []) } }
     }
 
-    /// Sets ``metadataObjectTypes``; throws ``ViewfinderCore/CaptureError/Code/invalidArgument``,
+    /// Sets ``metadataObjectTypes``; throws ``CaptureError/Code/invalidArgument``,
     /// naming the types, when one is not available (not connected to a camera yet, or a type this
     /// library cannot find), keeping the old types.
     public func setMetadataObjectTypes(_ types: [MetadataObject.ObjectType]) throws(CaptureError) {
@@ -244,7 +244,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
 
     /// The part of the picture searched, in metadata-output coordinates ((0, 0) top-left to
     /// (1, 1) bottom-right of the unrotated picture; convert a view's rectangle with the preview
-    /// layer's ``ViewfinderCore/CaptureVideoPreviewLayer/metadataOutputRectConverted(fromLayerRect:)``).
+    /// layer's ``CaptureVideoPreviewLayer/metadataOutputRectConverted(fromLayerRect:)``).
     /// Default: the whole picture. Codes partly outside may still be found if enough of them is
     /// inside. A rectangle not within 0…1 is refused as ``metadataObjectTypes`` describes.
     public var rectOfInterest: CGRect {
@@ -252,7 +252,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         set { core.postingFailure { () throws(CaptureError) in try setRectOfInterest(newValue) } }
     }
 
-    /// Sets ``rectOfInterest``; throws ``ViewfinderCore/CaptureError/Code/invalidArgument`` for a
+    /// Sets ``rectOfInterest``; throws ``CaptureError/Code/invalidArgument`` for a
     /// rectangle that is not within (0, 0, 1, 1) or not finite, keeping the old one.
     public func setRectOfInterest(_ rect: CGRect) throws(CaptureError) {
         let slack: CGFloat = 1e-9

@@ -8,9 +8,9 @@ import ViewfinderCore
 /// top-left and (1, 1) the bottom-right corner of the camera's picture as the sensor delivers it
 /// — not rotated by the connection, not mirrored (a landscape sensor: "landscape right").
 /// Convert to what a view shows with
-/// ``ViewfinderCore/CaptureVideoPreviewLayer/transformedMetadataObject(for:)``, or to a video
+/// ``CaptureVideoPreviewLayer/transformedMetadataObject(for:)``, or to a video
 /// data output's rotated, mirrored frames with
-/// ``ViewfinderCore/CaptureOutput/transformedMetadataObject(for:connection:)``.
+/// ``CaptureOutput/transformedMetadataObject(for:connection:)``.
 ///
 /// Thread safety: immutable; may be used from any thread.
 // unchecked: every stored property is an immutable Sendable value; subclasses add only such.
