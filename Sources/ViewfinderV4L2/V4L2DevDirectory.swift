@@ -68,7 +68,8 @@ package final class V4L2DevDirectory: V4L2DeviceDirectory {
         let number = "\(major):\(minor)"
         guard V4L2Sysfs.readAttribute("\(attributes)/dev") == number else { return (nil, nil) }
         return (
-            V4L2Sysfs.readAttribute("\(attributes)/name"), V4L2Sysfs.readAttribute("\(attributes)/index").flatMap(Int.init)
+            V4L2Sysfs.readAttribute("\(attributes)/name"),
+            V4L2Sysfs.readAttribute("\(attributes)/index").flatMap(Int.init)
         )
     }
 

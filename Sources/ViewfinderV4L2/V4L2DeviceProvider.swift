@@ -188,7 +188,8 @@ public final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 ids.insert(id)
                 let backend: V4L2CameraBackend
                 let refusal = refusals[info.path]
-                if let existing = state.known[id], existing.formats == info.formats, existing.localizedName == info.card,
+                if let existing = state.known[id], existing.formats == info.formats,
+                    existing.localizedName == info.card,
                     (existing.accessRefusal == nil) == (refusal == nil)
                 {
                     backend = existing
