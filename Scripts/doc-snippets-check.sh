@@ -22,6 +22,10 @@
 # compiler's messages name the document and block number through the generated file's name).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v python3 >/dev/null || {
+    echo "$(basename "$0"): python3 is needed to read the README's code blocks (Scripts/doc-snippets.py): apt-get install python3" >&2
+    exit 1
+}
 keep=
 [ "${1:-}" = --keep ] && keep=1
 Scripts/install-dependencies.sh build >&2

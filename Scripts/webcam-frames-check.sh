@@ -12,6 +12,10 @@
 # virtual). CI runs it (.ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+command -v python3 >/dev/null || {
+    echo "$(basename "$0"): python3 is needed to read the README's code blocks (Scripts/doc-snippets.py): apt-get install python3" >&2
+    exit 1
+}
 Scripts/install-dependencies.sh core v4l2
 swift build --package-path Samples/webcam-frames
 binary="$(swift build --package-path Samples/webcam-frames --show-bin-path)/webcam-frames"
