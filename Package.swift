@@ -197,6 +197,13 @@ let package = Package(
             dependencies: ["Viewfinder"],
             path: "Tests/viewfinder-record-probe"
         ),
+        // Test helper: the V4L2 cameras of a directory as an unprivileged user meets them (the
+        // permission test runs it as `nobody` when the tests run as root).
+        .executableTarget(
+            name: "viewfinder-access-probe",
+            dependencies: ["ViewfinderCore", "ViewfinderV4L2"],
+            path: "Tests/viewfinder-access-probe"
+        ),
         // Issue 14: the inputs that are fuzzed (Scripts/fuzz.sh), the fuzz driver, and the soak run
         // (Scripts/soak.sh).
         .target(

@@ -18,7 +18,8 @@
 #   metadata        ViewfinderMetadata: libzxing-dev (ZXing-cpp: QR and barcode decoding)
 #   build           every product (the umbrella Viewfinder, the samples, docs and API checks)
 #   demo            what Scripts/demo.sh needs: build
-#   tests           what Scripts/test.sh needs: build, and the tools the tests start: ffmpeg
+#   tests           what Scripts/test.sh needs: build, and the tools the tests start (python3
+#                   also runs Scripts/doc-snippets.py for the documentation checks): ffmpeg
 #                   (ffprobe, the ffmpeg CLI), xvfb x11-apps netpbm (the preview window's test: a
 #                   virtual X display, xwd, pnmtopng), chromium chromium-driver (the preview page's
 #                   browser tests), pipewire pipewire-bin wireplumber dbus-daemon (the private
@@ -42,7 +43,7 @@ declare -A needs=(
     [preview-window]="libsdl2-dev"
     [testing]=""
     [metadata]="libzxing-dev"
-    [tools]="ffmpeg xvfb x11-apps netpbm chromium chromium-driver pipewire pipewire-bin wireplumber dbus-daemon python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire qrencode zint"
+    [tools]="python3 ffmpeg xvfb x11-apps netpbm chromium chromium-driver pipewire pipewire-bin wireplumber dbus-daemon python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire qrencode zint"
 )
 products=(core v4l2 pipewire alsa movie web-preview preview-window testing metadata)
 

@@ -21,6 +21,8 @@ struct Options {
     var window = false
     var preview = false
     var previewSize = (1280, 720)
+    var previewAddress = "127.0.0.1"
+    var previewPort = 0
     var secondsGiven = false
 }
 
@@ -28,7 +30,8 @@ let usage = """
     usage: viewfinder-demo [--list-devices] [--seconds N] [--format bgra|nv12|nv12full|yuyv|i420|mjpeg|native]
                            [--size WxH] [--preset high|medium|low|vga640x480|hd1280x720|hd1920x1080]
                            [--device UNIQUE_ID] [--delegate-ms MS] [--simulated-c920] [--audio]
-                           [--record FILE] [--photo OUT.jpg] [--window] [--preview [--preview-size WxH]]
+                           [--record FILE] [--photo OUT.jpg] [--window] [--preview [--preview-size WxH]
+                           [--preview-address ADDRESS] [--preview-port PORT]]
       --list-devices   print every camera and microphone with its formats and exit
       --window         show the camera in a window (a CaptureVideoPreviewLayer in a PreviewWindow; needs
                        DISPLAY); capture until the window is closed, or for --seconds N if given
@@ -36,6 +39,14 @@ let usage = """
                        PreviewWebPresenter): prints the page's URL with its token and captures until
                        interrupted, or for --seconds N if given; --preview-size WxH sets the layer
                        (default 1280x720)
+      --preview-address ADDRESS
+                       serve the preview page on ADDRESS instead of 127.0.0.1 (implies --preview):
+                       0.0.0.0 for every network interface, or one of this machine's addresses. Plain
+                       HTTP: the token travels in the URL, so anyone who can see the traffic or the
+                       URL can watch the camera; use it on a network you trust, or keep the page on
+                       127.0.0.1 and forward it: ssh -L 8080:127.0.0.1:8080 HOST (with --preview-port 8080)
+      --preview-port PORT
+                       the preview page's port (default: any free port)
       --audio          capture from the default microphone (the virtual one on a machine without a
                        sound card; --device picks another) and print its levels in dBFS per
                        channel each second
@@ -82,6 +93,14 @@ func parse(_ arguments: [String]) -> Options {
         case "--list-devices": options.listDevices = true
         case "--window": options.window = true
         case "--preview": options.preview = true
+        case "--preview-address":
+            options.previewAddress = value(argument)
+            options.preview = true
+        case "--preview-port":
+            guard let port = Int(value(argument)), (1...65535).contains(port) else {
+                fail("--preview-port takes a port number, 1 to 65535")
+            }
+            options.previewPort = port
         case "--preview-size":
             let parts = value(argument).split(separator: "x").compactMap { Int($0) }
             guard parts.count == 2, parts[0] > 0, parts[1] > 0 else { fail("--preview-size takes WxH, e.g. 1280x720") }
@@ -375,7 +394,8 @@ if let previewLayer {
         }
         if options.preview {
             previewLayer.frame = CGRect(x: 0, y: 0, width: options.previewSize.0, height: options.previewSize.1)
-            page = try PreviewWebPresenter(layer: previewLayer)
+            page = try PreviewWebPresenter(
+                layer: previewLayer, address: options.previewAddress, port: options.previewPort)
         }
     } catch {
         fail(error.description)
@@ -428,7 +448,18 @@ let start = Date()
 var tick = 1.0
 let seconds = (options.window || options.preview) && !options.secondsGiven ? Double.infinity : options.seconds
 if let window { print("showing the camera in a \(window.size) window; close it to stop") }
-if let page { print("showing the camera at \(page.url) (the token is required; only this machine can connect)") }
+if let page {
+    if ["127.0.0.1", "::1", "localhost"].contains(options.previewAddress) {
+        print("showing the camera at \(page.url) (the token is required; only this machine can connect)")
+    } else {
+        let wildcard = ["0.0.0.0", "::"].contains(options.previewAddress)
+        print(
+            "showing the camera at \(page.url)"
+                + (wildcard ? " (replace \(options.previewAddress) with this machine's address: hostname -I)" : "")
+                + ": plain HTTP on the network; the token in the URL is the only protection, so share it only"
+                + " on a network you trust")
+    }
+}
 while true {
     let elapsed = Date().timeIntervalSince(start)
     if elapsed >= seconds { break }

@@ -138,6 +138,13 @@ public final class SimulatedV4L2Bus: Sendable {
     }
 
     /// The sysfs and udev view of the camera at `node`.
+    /// What sysfs would say of `node` to anyone: the camera's name, and the node's index (0 the
+    /// capture node, 1 the metadata node).
+    fileprivate func sysfsFacts(ofNode node: String) -> (name: String?, index: Int?) {
+        guard let entry = state.withLock({ $0.nodes[node] }) else { return (nil, nil) }
+        return (entry.camera.card, entry.isMetadata ? 1 : 0)
+    }
+
     fileprivate func identity(ofNode node: String) -> V4L2NodeIdentity {
         guard let camera = state.withLock({ $0.nodes[node].flatMap { $0.isMetadata ? nil : $0.camera } }) else {
             return V4L2NodeIdentity()
@@ -215,6 +222,10 @@ private final class BusDirectory: V4L2DeviceDirectory {
     func videoNodes() -> [String] { target?.videoNodes() ?? [] }
 
     func identity(ofNode node: String) -> V4L2NodeIdentity { target?.identity(ofNode: node) ?? V4L2NodeIdentity() }
+
+    func unopenedNodeFacts(ofNode node: String) -> (name: String?, index: Int?) {
+        target?.sysfsFacts(ofNode: node) ?? (nil, nil)
+    }
 
     func watch(_ onChange: @escaping @Sendable () -> Void) -> Bool {
         guard let target else { return false }

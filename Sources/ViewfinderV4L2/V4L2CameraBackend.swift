@@ -88,8 +88,10 @@ package final class V4L2CameraBackend: DeviceBackend {
 
     package init(
         info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
-        portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, routing: (any V4L2CameraRouting)? = nil
+        portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, routing: (any V4L2CameraRouting)? = nil,
+        accessRefusal: CaptureError? = nil
     ) {
+        self.accessRefusal = accessRefusal
         self.interface = interface
         self.busInfo = info.busInfo
         self.card = info.card
@@ -105,6 +107,11 @@ package final class V4L2CameraBackend: DeviceBackend {
     }
 
     private let usb: Mutex<USBLocation?>
+
+    /// Why this process may not open the camera (its node refused permission when the scan
+    /// examined it), with what to do; `nil` for a camera the scan could open. Such a camera is
+    /// listed without formats, and ``CaptureDeviceInput`` and streaming throw this error.
+    package let accessRefusal: CaptureError?
 
     /// Where the camera is plugged in now, when it is a USB camera the directory knows about.
     package var usbLocation: USBLocation? { usb.withLock { $0 } }
@@ -186,6 +193,7 @@ package final class V4L2CameraBackend: DeviceBackend {
         format: CaptureDevice.Format, frameDuration: MediaTime, sink: DeviceStreamSink
     ) throws(CaptureError) -> MediaTime {
         let generation = presenceGeneration
+        if let accessRefusal { throw accessRefusal }
         try checkCanStream(format)
         if let duration = try streamThroughPipeWire(format: format, frameDuration: frameDuration, sink: sink) {
             // PipeWire's node stamps the frames: the metadata node is not read on that route.
@@ -685,6 +693,8 @@ package final class V4L2CameraBackend: DeviceBackend {
 }
 
 // MARK: - Neutral controls
+
+extension V4L2CameraBackend: AccessRefusingBackend {}
 
 extension V4L2CameraBackend: ControllableBackend {
     package func controls() throws(CaptureError) -> [CaptureDevice.Control] {

@@ -51,6 +51,28 @@ package final class V4L2DevDirectory: V4L2DeviceDirectory {
         return identity
     }
 
+    /// What can be learnt of a node this process may not open, from where anyone may read:
+    /// sysfs's `name` and `index` of the node (a UVC camera's capture node is index 0, its
+    /// metadata node 1), `nil` where nothing says. Read only when the node is the character device
+    /// sysfs describes (its `dev` attribute names the node's device number): a `videoN` file in
+    /// another directory (a test's) is not `/sys/class/video4linux/videoN`.
+    package func unopenedNodeFacts(ofNode node: String) -> (name: String?, index: Int?) {
+        var status = stat()
+        guard stat(node, &status) == 0, status.st_mode & S_IFMT == S_IFCHR else { return (nil, nil) }
+        let name = node.split(separator: "/").last.map(String.init) ?? node
+        let attributes = "\(sysfs.root)/class/video4linux/\(name)"
+        // glibc's major()/minor() are macros Swift does not import: their encoding of dev_t.
+        let device = UInt64(status.st_rdev)
+        let major = ((device >> 8) & 0xfff) | ((device >> 32) & ~UInt64(0xfff))
+        let minor = (device & 0xff) | ((device >> 12) & ~UInt64(0xff))
+        let number = "\(major):\(minor)"
+        guard V4L2Sysfs.readAttribute("\(attributes)/dev") == number else { return (nil, nil) }
+        return (
+            V4L2Sysfs.readAttribute("\(attributes)/name"),
+            V4L2Sysfs.readAttribute("\(attributes)/index").flatMap(Int.init)
+        )
+    }
+
     deinit {
         source.withLock { $0?.source.cancel() }
     }

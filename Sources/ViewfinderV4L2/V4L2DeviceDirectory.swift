@@ -19,6 +19,10 @@ package protocol V4L2DeviceDirectory: Sendable {
     func portKind(ofNode node: String) -> V4L2PortKind
     /// What names the camera at `node` beyond its node number (serial, udev names, USB location).
     func identity(ofNode node: String) -> V4L2NodeIdentity
+    /// What can be learnt of a node this process may not open, from where anyone may read
+    /// (sysfs): its name and its index among its device's nodes (a UVC camera's capture node is
+    /// 0, its metadata node 1); `nil` where nothing says.
+    func unopenedNodeFacts(ofNode node: String) -> (name: String?, index: Int?)
 }
 
 extension V4L2DeviceDirectory {
@@ -28,6 +32,8 @@ extension V4L2DeviceDirectory {
     package func portKind(ofNode node: String) -> V4L2PortKind { .unknown }
     /// Nothing beyond the node: directories without sysfs behind them cannot tell.
     package func identity(ofNode node: String) -> V4L2NodeIdentity { V4L2NodeIdentity() }
+    /// Nothing: directories without sysfs behind them cannot tell.
+    package func unopenedNodeFacts(ofNode node: String) -> (name: String?, index: Int?) { (nil, nil) }
 }
 
 extension V4L2DeviceDirectory {

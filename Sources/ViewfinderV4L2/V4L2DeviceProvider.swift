@@ -12,6 +12,13 @@ import ViewfinderCore
 /// go, so `CaptureDevice.devices(for:)` stays current and the registry can post
 /// ``CaptureDevice/wasConnectedNotification`` / ``CaptureDevice/wasDisconnectedNotification``.
 ///
+/// A node this process may not open (`EACCES`: the user is not in the `video` group; `EPERM`) is
+/// listed all the same, as AVFoundation lists a camera the app may not use: named by sysfs where
+/// the node is a real one (else by its path), without formats, and ``CaptureDeviceInput`` throws
+/// ``CaptureError/Code/permissionDenied`` for it, saying to join the `video` group
+/// (``CaptureDevice/authorizationStatus(for:)`` answers ``CaptureDevice/AuthorizationStatus/denied``
+/// when no node opens). A UVC camera's metadata node, which sysfs numbers 1, is left out.
+///
 /// A camera keeps its backend (and so its ``CaptureDevice``) for as long as the process runs: when
 /// a camera with the same unique ID returns, possibly at another node, the same device reports
 /// itself connected again.
@@ -103,7 +110,8 @@ public final class V4L2DeviceProvider: MonitoringDeviceProvider {
     }
 
     /// Problems met by the last scan on nodes that could not be examined (e.g. permission
-    /// denied: the user is not in the `video` group).
+    /// denied: the user is not in the `video` group; such a camera is listed all the same, and
+    /// opening it throws the same error).
     package var scanProblems: [CaptureError] { state.withLock { $0.problems } }
 
     private func directoryDidChange() {
@@ -128,6 +136,8 @@ public final class V4L2DeviceProvider: MonitoringDeviceProvider {
         state.withLock { $0.needsScan = false }
         var found: [V4L2DeviceInfo] = []
         var identities: [V4L2NodeIdentity] = []
+        // Why each node this process may not open refused (by node), listed all the same.
+        var refusals: [String: CaptureError] = [:]
         var problems: [CaptureError] = []
         var metadataNodes: [String: String] = [:]  // UVC metadata nodes by bus info
         for path in directory.videoNodes() {
@@ -141,6 +151,22 @@ public final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 }
             } catch  where [ENOENT, ENODEV, ENXIO].contains(error.code) {
                 continue  // gone between listing and opening
+            } catch  where [EACCES, EPERM].contains(error.code) {
+                // The user may not open it (not in the `video` group): list it, as AVFoundation
+                // lists a camera the app may not use, so the program can say why rather than
+                // silently get another camera. Nothing can be asked of the node; sysfs (readable
+                // by anyone) names it, and tells a UVC camera's metadata node (index 1) from its
+                // capture node, which alone is listed.
+                let facts = directory.unopenedNodeFacts(ofNode: path)
+                if let index = facts.index, index != 0 { continue }
+                let name = facts.name ?? path
+                let refusal = CaptureError.v4l2(error, "opening", name: name, path: path)
+                problems.append(refusal)
+                refusals[path] = refusal
+                found.append(
+                    V4L2DeviceInfo(
+                        path: path, card: name, driver: "", busInfo: "", deviceCapabilities: 0, formats: []))
+                identities.append(directory.identity(ofNode: path))
             } catch {
                 problems.append(CaptureError.v4l2(error, "examining", name: path, path: path))
             }
@@ -161,14 +187,17 @@ public final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 }
                 ids.insert(id)
                 let backend: V4L2CameraBackend
-                if let existing = state.known[id], existing.formats == info.formats, existing.localizedName == info.card
+                let refusal = refusals[info.path]
+                if let existing = state.known[id], existing.formats == info.formats,
+                    existing.localizedName == info.card,
+                    (existing.accessRefusal == nil) == (refusal == nil)
                 {
                     backend = existing
                 } else {
                     backend = V4L2CameraBackend(
                         info: info, uniqueID: id, interface: interface, bufferCount: bufferCount,
                         portKind: directory.portKind(ofNode: info.path), usb: identity.usb,
-                        routing: routing)
+                        routing: routing, accessRefusal: refusal)
                     backend.setLossHandler { [weak self] in self?.streamDidLoseCamera() }
                     state.known[id] = backend
                 }

@@ -161,17 +161,28 @@ struct V4L2DiscoveryTests {
         #expect(rig.bus.withDiscovery { CaptureDevice.default(for: .video) } === device)
     }
 
-    @Test("a node that cannot be opened for lack of permission is reported, with the fix")
+    @Test("a node that cannot be opened for lack of permission is listed and reported, and opening it says the fix")
     func discoveryPermission() throws {
         let rig = try SimulatedRig()
         rig.camera.setOpenError(EACCES)
         rig.bus.unplug(rig.camera)
         rig.bus.plug(rig.camera)
-        #expect(rig.bus.devices.isEmpty)
+        let cameras = rig.bus.devices.filter { $0.backend is V4L2CameraBackend }
+        #expect(cameras.count == 1, "the camera is listed, not left out, and its metadata node is not")
+        let device = try #require(cameras.first)
+        #expect(device.localizedName == rig.camera.card, "named as sysfs names it")
+        #expect(device.formats.isEmpty)
         let problem = try #require(rig.bus.provider.scanProblems.first)
         #expect(problem.code == .permissionDenied)
         #expect(problem.errno == EACCES)
         #expect(problem.message.contains("'video' group"))
+        do {
+            _ = try CaptureDeviceInput(device: device)
+            Issue.record("an input was made for a camera whose node refused permission")
+        } catch {
+            #expect(error.code == .permissionDenied)
+            #expect(error.message.contains("sudo usermod -aG video $USER"))
+        }
     }
 }
 

@@ -78,6 +78,14 @@ package struct DeviceAuthorization: Sendable {
     }
 }
 
+/// A backend whose device is listed although this process may not open it (a V4L2 node that
+/// fails with `EACCES`: the user is not in the `video` group), as AVFoundation lists a camera the
+/// app is not authorized to use. ``CaptureDeviceInput/init(device:)`` throws its refusal.
+package protocol AccessRefusingBackend: DeviceBackend {
+    /// Why the device cannot be opened, with what to do; `nil` when it can be.
+    var accessRefusal: CaptureError? { get }
+}
+
 /// A provider whose devices live behind nodes the operating system may refuse to open.
 package protocol AuthorizingDeviceProvider: DeviceProvider {
     /// Whether the nodes for `mediaType` open; `nil` when this provider has no nodes for it.

@@ -52,7 +52,10 @@ public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {  // u
     public let device: CaptureDevice
 
     /// An input for `device`. Throws ``CaptureError/Code/deviceNotFound`` when the device is
-    /// unknown or no longer connected.
+    /// unknown or no longer connected, and ``CaptureError/Code/permissionDenied`` (saying what to
+    /// do) for a camera this process may not open: one listed although its node refused
+    /// permission, with ``CaptureDevice/authorizationStatus(for:)``
+    /// ``CaptureDevice/AuthorizationStatus/denied``.
     public init(device: CaptureDevice) throws(CaptureError) {
         guard device.isConnected else {
             throw CaptureError(
@@ -60,6 +63,9 @@ public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {  // u
                 "'\(device.localizedName)' (\(device.uniqueID)) is not connected: plug it in, or pick one of CaptureDevice.devices(for: .video)"
             )
         }
+        // Listed, but this process may not open it (the user is not in the `video` group): the
+        // refusal, with its fix, as AVFoundation refuses an input for an unauthorized camera.
+        if let refusal = (device.backend as? any AccessRefusingBackend)?.accessRefusal { throw refusal }
         self.device = device
         super.init(mediaTypes: device.mediaTypes)
     }
