@@ -4,15 +4,15 @@
 #
 #   Scripts/kernel-vm.sh run [--module "vivid n_devs=2"]... [--modules "vivid n_devs=2;snd-aloop"]
 #                            [--timeout SECONDS] [--memory MIB] [--cpus N] [--env NAME=VALUE]...
-#                            -- COMMAND [ARGUMENT...]
+#                            [--out DIR | --keep] -- COMMAND [ARGUMENT...]
 #   Scripts/kernel-vm.sh check      boots the VM and runs `true` (says whether the VM can boot)
 #
 # The guest sees the host's root file system read-only (virtio-9p), with tmpfs on /tmp, /run (so
 # /var/run) and /root, its own /dev (devtmpfs), /proc and /sys. The drivers asked for are loaded
 # with modprobe before the command runs, in the host's current directory, as root, with
 # VIEWFINDER_KERNEL_VM=1, HOME=/root and TMPDIR=/tmp. Anything the command writes to
-# $VIEWFINDER_KERNEL_VM_OUT (a writable share) is left in the host directory that variable names
-# on the host (printed at the end with --keep).
+# $VIEWFINDER_KERNEL_VM_OUT (a writable share) is left on the host in DIR (--out), or in a
+# temporary directory that is removed afterwards (kept and named with --keep).
 #
 # The command's output (stdout and stderr) streams to this script's stdout; its exit status is
 # this script's. The kernel's console goes to a log that is printed when the VM cannot boot, the
@@ -37,6 +37,7 @@ timeout_seconds="${VIEWFINDER_KERNEL_VM_TIMEOUT:-600}"
 memory=2048
 cpus=2
 keep=0
+out_dir=""
 case "$action" in
     run)
         while [ $# -gt 0 ]; do
@@ -52,6 +53,7 @@ case "$action" in
                 --cpus) cpus="$2"; shift 2 ;;
                 --env) extra_env+=("$2"); shift 2 ;;
                 --keep) keep=1; shift ;;
+                --out) out_dir="$2"; shift 2 ;;
                 --) shift; break ;;
                 *) echo "kernel-vm: unknown option '$1'" >&2; usage ;;
             esac
@@ -95,7 +97,7 @@ if [ ! -s "$initramfs" ]; then
     trap 'rm -rf "$staging"' EXIT
     mkdir -p "$staging"/{bin,dev,proc,sys,newroot,modules,out}
     cp "$busybox" "$staging/bin/busybox"
-    for applet in sh mount umount mkdir insmod chroot cat echo poweroff reboot sleep ls dmesg sync; do
+    for applet in sh mount umount mkdir insmod chroot cat echo poweroff reboot sleep ls dmesg sync ip; do
         ln -s busybox "$staging/bin/$applet"
     done
     # Dependencies first: modules.dep lists a module's dependencies, deepest last.
@@ -125,6 +127,8 @@ export PATH=/bin
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev
+# Loopback only (no network device): servers on 127.0.0.1, Foundation's wakeup sockets.
+ip link set lo up
 for m in $(cat /modules/order); do insmod /modules/$m 2>/dev/null; done
 say() { echo "kernel-vm: $*" >/dev/ttyS1; echo "kernel-vm: $*" >/dev/console; }
 halt() { sync; echo o >/proc/sysrq-trigger; sleep 5; poweroff -f; }
@@ -156,11 +160,20 @@ INIT
     trap - EXIT
 fi
 
-out="$(mktemp -d "${TMPDIR:-/tmp}/kernel-vm.XXXXXX")"
+if [ -n "$out_dir" ]; then
+    mkdir -p "$out_dir"
+    out="$(cd "$out_dir" && pwd)"
+    keep=2
+else
+    out="$(mktemp -d "${TMPDIR:-/tmp}/kernel-vm.XXXXXX")"
+fi
 chmod 755 "$out"
 cleanup() {
     if [ -n "${tail_pid:-}" ]; then kill "$tail_pid" 2>/dev/null || true; fi
-    if [ "$keep" = 1 ]; then echo "kernel-vm: kept $out" >&2; else rm -rf "$out"; fi
+    case "$keep" in
+        0) rm -rf "$out" ;;
+        1) echo "kernel-vm: kept $out" >&2 ;;
+    esac
 }
 trap cleanup EXIT
 
