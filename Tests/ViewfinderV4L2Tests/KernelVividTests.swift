@@ -30,11 +30,19 @@ enum Vivid {
             .map { "/dev/\($0)" }
     }
 
-    /// The production backend of the vivid node `path`, through `path` (libv4l2, or plain
-    /// ioctls for native formats).
-    static func backend(_ node: String, streaming: V4L2StreamingPath) throws -> V4L2CameraBackend {
-        let provider = V4L2DeviceProvider(interface: LibV4L2Interface(streamingPath: streaming))
-        return try #require(provider.presentCameras().first { $0.path == node }, "no backend for \(node)")
+    /// The production backends of the vivid nodes, through `path` (libv4l2, or plain ioctls for
+    /// native formats): scanned once per path (probing every node is slow on an emulated CPU).
+    static func backends(streaming path: V4L2StreamingPath) -> [V4L2CameraBackend] {
+        if let cached = scanned.withLock({ $0[path] }) { return cached }
+        let found = V4L2DeviceProvider(interface: LibV4L2Interface(streamingPath: path)).presentCameras()
+        scanned.withLock { $0[path] = found }
+        return found
+    }
+    private static let scanned = Mutex<[V4L2StreamingPath: [V4L2CameraBackend]]>([:])
+
+    /// The production backend of the vivid node `node`, through `path`.
+    static func backend(_ node: String, streaming path: V4L2StreamingPath) throws -> V4L2CameraBackend {
+        try #require(backends(streaming: path).first { $0.path == node }, "no backend for \(node)")
     }
 
     /// `v4l2-ctl -d node arguments…`; fails the test when it fails.
@@ -499,7 +507,7 @@ struct KernelVividFaultTests {
     }
 
     @Test(
-        "a camera unplugged mid-stream (vivid's disconnect) ends the session with deviceDisconnected and reports it gone"
+        "a camera unplugged mid-stream (vivid's disconnect) ends the stream with deviceDisconnected; back, it streams again"
     )
     func disconnect() throws {
         let node = try #require(Vivid.nodes().last)
@@ -521,9 +529,11 @@ struct KernelVividFaultTests {
         #expect(errors.lastError?.code == .deviceDisconnected, "\(String(describing: errors.lastError))")
         session.stopRunning()
         #expect(KernelVM.resources() == before)
-        let present = provider.presentCameras().map(\.path)
-        let reopened = Result { () throws(V4L2Errno) in try DirectV4L2Interface().open(node, flags: O_RDWR) }
-        if case .success(let fd) = reopened { DirectV4L2Interface().close(fd) }
-        #expect(!present.contains(node), "\(present); opening \(node) again: \(reopened)")
+        // vivid (6.1) fails the stream as unplugged but keeps its node, which opens again: the
+        // camera is back, and a session started on it streams.
+        #expect(provider.presentCameras().contains { $0.path == node })
+        session.startRunning()
+        #expect(delegate.waitForMoreFrames(2, timeout: 60), "a session streams from the camera once it is back")
+        session.stopRunning()
     }
 }
