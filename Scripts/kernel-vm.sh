@@ -17,9 +17,10 @@
 # The command's output (stdout and stderr) streams to this script's stdout; its exit status is
 # this script's. The kernel's console goes to a log that is printed when the VM cannot boot, the
 # drivers cannot load or the timeout (default 600 s) passes: then the status is 125 (could not
-# run), 124 (timed out). Uses TCG, never KVM (a KVM guest hung at boot on the machine this was
-# written on); no network device. Installs what it needs through Scripts/install-dependencies.sh
-# kernel-vm (Debian's linux-image-amd64, qemu-system-x86, busybox-static).
+# run), 124 (timed out); VIEWFINDER_KERNEL_VM_VERBOSE=1 keeps every kernel message. Uses TCG,
+# never KVM (a KVM guest hung at boot on the machine this was written on); no network device,
+# loopback only. Installs what it needs through Scripts/install-dependencies.sh kernel-vm
+# (Debian's linux-image-amd64, qemu-system-x86, busybox-static).
 set -euo pipefail
 
 root="$(cd "$(dirname "$0")/.." && pwd)"
@@ -196,6 +197,9 @@ trap cleanup EXIT
 : >"$out/output"
 : >"$out/console"
 
+# The kernel's own messages: errors only, or all of them with VIEWFINDER_KERNEL_VM_VERBOSE=1.
+kernel_log="quiet loglevel=4"
+[ "${VIEWFINDER_KERNEL_VM_VERBOSE:-}" = 1 ] && kernel_log="loglevel=7"
 started=$(date +%s)
 tail -n +1 -f "$out/output" &
 tail_pid=$!
@@ -203,7 +207,7 @@ set +e
 timeout --kill-after=10 "$timeout_seconds" qemu-system-x86_64 \
     -accel tcg -cpu max -smp "$cpus" -m "$memory" \
     -kernel "/boot/vmlinuz-$kernel" -initrd "$initramfs" \
-    -append "console=ttyS0 panic=-1 quiet loglevel=4 rdinit=/init" \
+    -append "console=ttyS0 panic=-1 $kernel_log rdinit=/init" \
     -nographic -monitor none -no-reboot -nic none \
     -serial "file:$out/console" -serial "file:$out/output" \
     -fsdev local,id=hostroot,path=/,security_model=none,readonly=on,multidevs=remap \
@@ -224,6 +228,7 @@ show_console() {
     tail -20 "$out/qemu.log" >&2
     echo "kernel-vm: --- kernel console (last 40 lines) ---" >&2
     tail -40 "$out/console" >&2
+    [ "${VIEWFINDER_KERNEL_VM_VERBOSE:-}" = 1 ] || echo "kernel-vm: VIEWFINDER_KERNEL_VM_VERBOSE=1 shows every boot message" >&2
 }
 if [ "$qemu_status" = 124 ] || [ "$qemu_status" = 137 ]; then
     echo "kernel-vm: the VM did not finish within ${timeout_seconds} s (kernel $kernel, TCG)" >&2

@@ -3,8 +3,10 @@
 # plugin (Tests/V4L2Plugin) is built and installed for the run, in a private mount namespace
 # where possible, and removed afterwards (Scripts/v4l2-plugin.sh); a private PipeWire daemon
 # (pipewire, wireplumber, a D-Bus session bus) runs beside the tests and is stopped afterwards
-# (Scripts/pipewire.sh). With VIEWFINDER_TEST_PREBUILT=1 the packages and the build are taken as
-# they are (Scripts/flake-hunt.sh builds once, then runs this several times).
+# (Scripts/pipewire.sh). Then the kernel-driver suites run against vivid and snd-aloop in a QEMU
+# VM (Scripts/kernel-vm.sh; VIEWFINDER_KERNEL_TESTS below). With VIEWFINDER_TEST_PREBUILT=1 the
+# packages and the build are taken as they are (Scripts/flake-hunt.sh builds once, then runs this
+# several times).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prebuilt=${VIEWFINDER_TEST_PREBUILT:-}
