@@ -18,8 +18,8 @@
 #   metadata        ViewfinderMetadata: libzxing-dev (ZXing-cpp: QR and barcode decoding)
 #   build           every product (the umbrella Viewfinder, the samples, docs and API checks)
 #   demo            what Scripts/demo.sh needs: build
-#   tests           what Scripts/test.sh needs: build, and the tools the tests start (python3
-#                   also runs Scripts/doc-snippets.py for the documentation checks): ffmpeg
+#   tests           what Scripts/test.sh needs: build, kernel-vm, and the tools the tests start
+#                   (python3 also runs Scripts/doc-snippets.py for the documentation checks): ffmpeg
 #                   (ffprobe, the ffmpeg CLI), xvfb x11-apps netpbm (the preview window's test: a
 #                   virtual X display, xwd, pnmtopng), chromium chromium-driver (the preview page's
 #                   browser tests), pipewire pipewire-bin wireplumber dbus-daemon (the private
@@ -27,6 +27,10 @@
 #                   portal), gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good
 #                   gstreamer1.0-pipewire (pipewiresrc consumes the virtual camera output's node),
 #                   qrencode zint (the metadata output's tests: QR codes and barcodes to decode)
+#   kernel-vm       what Scripts/kernel-vm.sh needs (the kernel-driver tests' virtual machine):
+#                   linux-image-amd64 (a kernel with vivid, snd-aloop, uvcvideo and 9p modules),
+#                   qemu-system-x86 (TCG), busybox-static (the initramfs), v4l-utils (v4l2-ctl, the
+#                   vivid suite's oracle), alsa-utils (aplay/arecord for the snd-aloop suite)
 #   bench           what Scripts/bench.sh needs: tests (the peers are FFmpeg, GStreamer, Chromium)
 # With no purpose: tests.
 #
@@ -43,6 +47,7 @@ declare -A needs=(
     [preview-window]="libsdl2-dev"
     [testing]=""
     [metadata]="libzxing-dev"
+    [kernel-vm]="linux-image-amd64 qemu-system-x86 busybox-static v4l-utils alsa-utils"
     [tools]="python3 ffmpeg xvfb x11-apps netpbm chromium chromium-driver pipewire pipewire-bin wireplumber dbus-daemon python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire qrencode zint"
 )
 products=(core v4l2 pipewire alsa movie web-preview preview-window testing metadata)
@@ -54,12 +59,13 @@ for purpose in "${purposes[@]}"; do
     case "$purpose" in
         build | demo) for product in "${products[@]}"; do read -r -a more <<<"${needs[$product]}"; packages+=("${more[@]}"); done ;;
         tests | bench)
-            for product in "${products[@]}" tools; do read -r -a more <<<"${needs[$product]}"; packages+=("${more[@]}"); done
+            for product in "${products[@]}" tools kernel-vm; do read -r -a more <<<"${needs[$product]}"; packages+=("${more[@]}"); done
             ;;
         testing) read -r -a more <<<"${needs[core]}"; packages+=("${more[@]}") ;;
+        kernel-vm) read -r -a more <<<"${needs[kernel-vm]}"; packages+=("${more[@]}") ;;
         *)
             if [ -z "${needs[$purpose]+set}" ] || [ "$purpose" = tools ]; then
-                echo "install-dependencies: unknown purpose '$purpose': use one of ${products[*]} build demo tests bench" >&2
+                echo "install-dependencies: unknown purpose '$purpose': use one of ${products[*]} build demo kernel-vm tests bench" >&2
                 exit 2
             fi
             read -r -a more <<<"${needs[core]} ${needs[$purpose]}"

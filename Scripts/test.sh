@@ -3,8 +3,10 @@
 # plugin (Tests/V4L2Plugin) is built and installed for the run, in a private mount namespace
 # where possible, and removed afterwards (Scripts/v4l2-plugin.sh); a private PipeWire daemon
 # (pipewire, wireplumber, a D-Bus session bus) runs beside the tests and is stopped afterwards
-# (Scripts/pipewire.sh). With VIEWFINDER_TEST_PREBUILT=1 the packages and the build are taken as
-# they are (Scripts/flake-hunt.sh builds once, then runs this several times).
+# (Scripts/pipewire.sh). Then the kernel-driver suites run against vivid and snd-aloop in a QEMU
+# VM (Scripts/kernel-vm.sh; VIEWFINDER_KERNEL_TESTS below). With VIEWFINDER_TEST_PREBUILT=1 the
+# packages and the build are taken as they are (Scripts/flake-hunt.sh builds once, then runs this
+# several times).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 prebuilt=${VIEWFINDER_TEST_PREBUILT:-}
@@ -30,22 +32,64 @@ fi
 # The tests use the virtual test-pattern camera and virtual microphone as devices of the process
 # (CaptureDevice.default(for: .video) among them): they are opt-in, so the run asks for them.
 export VIEWFINDER_VIRTUAL_DEVICES=1
-results=.build/test-results.xml
-rm -f "$results"
-status=0
-Scripts/pipewire.sh run -- Scripts/v4l2-plugin.sh run -- \
-    "$(swift build --show-bin-path)/ViewfinderPackageTests.xctest" --testing-library swift-testing \
-    --xunit-output "$results" "$@" || status=$?
-if [ -s "$results" ]; then
-    counts=$(sed -n 's/.*<testsuite name="TestResults".* tests="\([0-9]*\)" failures="\([0-9]*\)" skipped="\([0-9]*\)".*/\1 \2 \3/p' "$results" | head -n 1)
-    if [ -n "$counts" ]; then
-        read -r tests _ skipped <<<"$counts"
-        # The report's failures attribute counts issues (a test may record several): count the
-        # test cases that have a failure instead.
-        failures=$(awk '/<testcase/ { failed = 0 } /<failure/ { failed = 1 } /<\/testcase>/ { if (failed) n++ } END { print n + 0 }' "$results")
-        echo "tests: $((tests - failures - skipped)) passed, $failures failed, $skipped skipped"
+binary="$(swift build --show-bin-path)/ViewfinderPackageTests.xctest"
+# Prints "LABEL: N passed, N failed, N skipped" from an xUnit report.
+report() {
+    local label="$1" results="$2" counts tests skipped failures
+    if [ -s "$results" ]; then
+        counts=$(sed -n 's/.*<testsuite name="TestResults".* tests="\([0-9]*\)" failures="\([0-9]*\)" skipped="\([0-9]*\)".*/\1 \2 \3/p' "$results" | head -n 1)
+        if [ -n "$counts" ]; then
+            read -r tests _ skipped <<<"$counts"
+            # The report's failures attribute counts issues (a test may record several): count
+            # the test cases that have a failure instead.
+            failures=$(awk '/<testcase/ { failed = 0 } /<failure/ { failed = 1 } /<\/testcase>/ { if (failed) n++ } END { print n + 0 }' "$results")
+            echo "$label: $((tests - failures - skipped)) passed, $failures failed, $skipped skipped"
+        fi
+    else
+        echo "test.sh: the test binary wrote no xUnit report ($results)" >&2
     fi
-else
-    echo "test.sh: the test binary wrote no xUnit report ($results)" >&2
+}
+# VIEWFINDER_KERNEL_TESTS: unset runs the kernel-driver suites in the VM after the main run when
+# no arguments were given; 1 runs them with the arguments given; only runs nothing else; 0 skips.
+kernel=${VIEWFINDER_KERNEL_TESTS:-}
+[ -z "$kernel" ] && { [ $# -eq 0 ] && kernel=1 || kernel=0; }
+status=0
+if [ "$kernel" != only ]; then
+    results=.build/test-results.xml
+    rm -f "$results"
+    Scripts/pipewire.sh run -- Scripts/v4l2-plugin.sh run -- \
+        "$binary" --testing-library swift-testing --xunit-output "$results" "$@" || status=$?
+    report tests "$results"
+fi
+if [ "$kernel" != 0 ]; then
+    # The kernel-driver suites (Tests/*/Kernel*Tests.swift) and the hardware tests, in a QEMU VM
+    # (Scripts/kernel-vm.sh) with vivid and snd-aloop loaded: the host's test binary runs there,
+    # as root, from the read-only share of this checkout; its report goes to the VM's writable
+    # share. vivid: 22 webcam-like capture nodes (node_types 0x1), enough for the 17-camera test
+    # and a spare one the disconnect test unregisters. Outside CI a VM that cannot boot is a
+    # warning; with CI=true it fails the run.
+    # (Filters match test IDs: the Kernel* suites, V4L2HardwareTests, the ALSA hardwareDefault test.)
+    [ $# -eq 0 ] && set -- --filter "\\.Kernel" --filter "V4L2HardwareTests" --filter "hardwareDefault"
+    out=.build/kernel-vm-out
+    rm -rf "$out" && mkdir -p "$out"
+    node_types=$(printf '0x1,%.0s' $(seq 22))
+    started=$(date +%s)
+    vm_status=0
+    Scripts/kernel-vm.sh run --out "$out" \
+        --module "vivid n_devs=22 node_types=${node_types%,}" --module "snd-aloop pcm_substreams=2" -- \
+        "$binary" --testing-library swift-testing --no-parallel \
+        --xunit-output /tmp/.kernel-vm-out/kernel-results.xml "$@" || vm_status=$?
+    elapsed=$(($(date +%s) - started))
+    if [ "$vm_status" -ge 124 ] && [ ! -s "$out/kernel-results.xml" ]; then
+        if [ "${CI:-}" = true ]; then
+            echo "test.sh: the kernel-driver tests could not run (the VM did not boot or timed out): failing, as CI=true" >&2
+            status=1
+        else
+            echo "test.sh: warning: the kernel-driver tests could not run (the VM did not boot or timed out)" >&2
+        fi
+    else
+        [ "$vm_status" -ne 0 ] && status=1
+        report "kernel-driver tests (VM, ${elapsed} s wall including boot)" "$out/kernel-results.xml"
+    fi
 fi
 exit "$status"

@@ -108,6 +108,8 @@ package final class ALSACaptureStream: Sendable {
 
         func fail(_ result: Int32, _ action: String) {
             guard !isCancelled() else { return }
+            // A removed card fails the wait with -EIO: report it as the disconnection it is.
+            let result = pcm.isDisconnected ? -ENODEV : result
             sink.audioStreamDidFail(CaptureError.alsa(result, action, name: pcm.name))
         }
 

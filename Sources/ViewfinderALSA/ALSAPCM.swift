@@ -98,7 +98,8 @@ package final class ALSAPCM: @unchecked Sendable {  // handed to the capture thr
     }
 
     /// Sets the hardware and software parameters. The device may pick the nearest rate and
-    /// channel count, period and buffer size; the result says what it chose.
+    /// channel count, period and buffer size; the result says what it chose. The buffer holds
+    /// `periods` periods, or a quarter second if that is more.
     package func configure(_ format: AudioFormat, periodFrames: Int, periods: Int = 4) throws(CaptureError) -> Setup {
         guard let handle else { throw closedError() }
         try format.validate()
@@ -109,7 +110,11 @@ package final class ALSAPCM: @unchecked Sendable {  // handed to the capture thr
         var rate = UInt32(format.sampleRate)
         var channels = UInt32(format.channelCount)
         var period = snd_pcm_uframes_t(max(16, periodFrames))
-        var buffer = snd_pcm_uframes_t(max(2, periods)) * period
+        // At least a quarter second of slack: a reader held up for longer than a few short
+        // periods (a busy machine; 4 periods of 10 ms overran under an emulated CPU) would
+        // otherwise lose audio. Latency is unchanged: each period is read as it completes.
+        let slack = (snd_pcm_uframes_t(format.sampleRate / 4) + period - 1) / period
+        var buffer = max(snd_pcm_uframes_t(max(2, periods)), slack) * period
         let result = vf_alsa_configure(handle, Self.alsaFormat(format.sampleFormat), &rate, &channels, &period, &buffer)
         guard result >= 0 else { throw CaptureError.alsa(result, "configuring \(format) on", name: name) }
         var chosen = format
@@ -153,6 +158,13 @@ package final class ALSAPCM: @unchecked Sendable {  // handed to the capture thr
     package func read(into memory: UnsafeMutableRawPointer, frames: Int) -> Int {
         guard let handle else { return Int(-EBADF) }
         return Int(snd_pcm_readi(handle, memory, snd_pcm_uframes_t(frames)))
+    }
+
+    /// Whether the PCM's card is gone (`SND_PCM_STATE_DISCONNECTED`): alsa-lib then answers a
+    /// wait with `-EIO`, not `-ENODEV`.
+    package var isDisconnected: Bool {
+        guard let handle else { return false }
+        return snd_pcm_state(handle) == SND_PCM_STATE_DISCONNECTED
     }
 
     private func closedError() -> CaptureError {

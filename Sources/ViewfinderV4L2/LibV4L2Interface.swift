@@ -14,13 +14,28 @@ import ViewfinderCore
 /// line and passes its real errors and warnings to stderr (unless the application set
 /// `v4l2_log_file` or `LIBV4L2_LOG_FILENAME` itself).
 ///
+/// Streams of formats the camera delivers natively take ``DirectV4L2Interface`` instead where the
+/// node is the kernel's (``nativeStreamingInterface(for:)``): libv4l2 keeps at most 16 devices a
+/// process.
+///
 /// Thread safety: stateless; libv4l2 and the kernel serialise what they must.
 package struct LibV4L2Interface: V4L2Interface {
     /// Installs the log filter once per process, before the first `v4l2_open`.
     private static let logFilter: Void = vf_v4l2_install_log_filter()
 
-    /// libv4l2's entry points.
-    package init() {}
+    /// Which path streams of native formats take: plain ioctls (``DirectV4L2Interface``) on kernel
+    /// nodes, or libv4l2 too.
+    package let streamingPath: V4L2StreamingPath
+
+    /// libv4l2's entry points; native formats stream directly unless `VIEWFINDER_V4L2_PATH=libv4l2`.
+    package init(streamingPath: V4L2StreamingPath = .fromEnvironment) {
+        self.streamingPath = streamingPath
+    }
+
+    package func nativeStreamingInterface(for path: String) -> (any V4L2Interface)? {
+        guard streamingPath == .automatic, V4L2StreamingPath.isKernelNode(path) else { return nil }
+        return DirectV4L2Interface()
+    }
 
     package func open(_ path: String, flags: Int32) throws(V4L2Errno) -> Int32 {
         Self.logFilter

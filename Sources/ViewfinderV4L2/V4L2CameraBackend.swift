@@ -200,9 +200,12 @@ package final class V4L2CameraBackend: DeviceBackend {
             deviceClock.withLock { $0 = (nil, .noMetadataNode) }
             return duration
         }
+        // A native format streams through plain ioctls where the node is the kernel's (no libv4l2
+        // device limit); an emulated one through libv4l2, which converts it.
+        let io = format.isEmulated ? interface : (interface.nativeStreamingInterface(for: path) ?? interface)
         let fd: Int32
         do {
-            fd = try interface.open(path, flags: O_RDWR | O_NONBLOCK)
+            fd = try io.open(path, flags: O_RDWR | O_NONBLOCK)
         } catch {
             throw self.error(error, "opening")
         }
@@ -211,16 +214,16 @@ package final class V4L2CameraBackend: DeviceBackend {
         var decodesJPEG = false
         do throws(CaptureError) {
             _ = vf_v4l2_take_conversion_source()
-            let layout = try setFormat(format, fd: fd)
+            let layout = try setFormat(format, fd: fd, io: io)
             // libv4l2 logs the format it converts from during S_FMT, on this thread.
             let source = vf_v4l2_take_conversion_source()
             decodesJPEG =
                 format.isEmulated && format.pixelFormat == .i420
                 && (source == VF_V4L2_PIX_FMT_MJPEG || source == VF_V4L2_PIX_FMT_JPEG)
-            actualDuration = setFrameDuration(frameDuration, fd: fd) ?? frameDuration
+            actualDuration = setFrameDuration(frameDuration, fd: fd, io: io) ?? frameDuration
             do {
                 ring = try V4L2BufferRing.start(
-                    interface: interface, fd: fd, count: bufferCount, layout: layout, isEmulated: format.isEmulated)
+                    interface: io, fd: fd, count: bufferCount, layout: layout, isEmulated: format.isEmulated)
             } catch  where error.code == ENOSPC && usbLocation != nil {
                 throw CaptureError.usbBandwidth(
                     camera: localizedName, format: format, frameDuration: actualDuration, location: usbLocation!,
@@ -229,7 +232,7 @@ package final class V4L2CameraBackend: DeviceBackend {
                 throw self.error(error, "starting the stream of")
             }
         } catch {
-            interface.close(fd)
+            io.close(fd)
             if error.code == .deviceDisconnected { cameraWasLost(since: generation) }
             throw error
         }
@@ -255,7 +258,7 @@ package final class V4L2CameraBackend: DeviceBackend {
                 capacity: 2 * ring.count)
             : nil
         let context = CaptureContext(
-            ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes,
+            io: io, ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes,
             copies: copies, generation: generation, metadata: metadata,
             rangeCompressor: decodesJPEG
                 ? V4L2RangeCompressor(width: format.dimensions.width, height: format.dimensions.height) : nil)
@@ -312,7 +315,9 @@ package final class V4L2CameraBackend: DeviceBackend {
     }
 
     /// `VIDIOC_S_FMT`, then checks what the driver chose. Returns the buffer layout.
-    private func setFormat(_ format: CaptureDevice.Format, fd: Int32) throws(CaptureError) -> PlaneLayout {
+    private func setFormat(
+        _ format: CaptureDevice.Format, fd: Int32, io interface: any V4L2Interface
+    ) throws(CaptureError) -> PlaneLayout {
         var request = v4l2_format()
         request.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
         request.fmt.pix.width = UInt32(format.dimensions.width)
@@ -356,7 +361,7 @@ package final class V4L2CameraBackend: DeviceBackend {
 
     /// `VIDIOC_S_PARM` with the frame interval, returning the interval the driver chose, or `nil`
     /// when the driver has no frame-interval setting (it then runs at its own rate).
-    private func setFrameDuration(_ duration: MediaTime, fd: Int32) -> MediaTime? {
+    private func setFrameDuration(_ duration: MediaTime, fd: Int32, io interface: any V4L2Interface) -> MediaTime? {
         guard duration.isValid, duration > .zero else { return nil }
         var parameters = v4l2_streamparm()
         parameters.type = VF_V4L2_BUF_TYPE_VIDEO_CAPTURE
@@ -376,6 +381,8 @@ package final class V4L2CameraBackend: DeviceBackend {
     // MARK: Capture thread
 
     private struct CaptureContext {
+        /// The path the stream takes: libv4l2, or plain ioctls for a native format.
+        var io: any V4L2Interface
         var ring: V4L2BufferRing
         var fd: Int32
         var format: CaptureDevice.Format
@@ -427,9 +434,40 @@ package final class V4L2CameraBackend: DeviceBackend {
         case failed(CaptureError)
     }
 
-    /// What the capture thread knows about a stream's sequence numbers.
+    /// Reads the driver's timestamps as nanoseconds without trapping, across the wrap of the
+    /// kernel's 64-bit nanosecond counter.
+    ///
+    /// The driver's time is taken as the kernel keeps it, unsigned 64-bit nanoseconds that wrap.
+    /// Ordinary times (under 2^62 ns, 146 years of uptime) are passed on unchanged. A stream whose
+    /// first time lies beyond that (vivid's "Wrap Timestamp" puts it 16 s before 2^63 ns, past
+    /// which `Int64` nanoseconds would overflow) is anchored at the host's arrival time of its
+    /// first frame, and every later frame keeps the driver's spacing from there.
+    package struct TimestampExtender {
+        /// The largest driver time passed on unchanged.
+        package static let largestPlain: UInt64 = 1 << 62
+        private var last: (raw: UInt64, extended: Int64)?
+
+        package init() {}
+
+        package mutating func extend(seconds: Int64, microseconds: Int64, arrival: Int64) -> Int64 {
+            let raw = UInt64(bitPattern: seconds) &* 1_000_000_000 &+ UInt64(bitPattern: microseconds) &* 1_000
+            var extended: Int64
+            if let last {
+                // The step since the last frame, signed, modulo 2^64 (so a wrap is a small step).
+                let (sum, overflow) = last.extended.addingReportingOverflow(Int64(bitPattern: raw &- last.raw))
+                extended = overflow ? arrival : sum
+            } else {
+                extended = raw <= Self.largestPlain ? Int64(raw) : arrival
+            }
+            last = (raw, extended)
+            return extended
+        }
+    }
+
+    /// What the capture thread knows about a stream's sequence numbers and times.
     private struct SequenceState {
         var extender = SequenceExtender()
+        var timestamps = TimestampExtender()
         /// Whether a frame has been delivered yet.
         var hasDelivered = false
         /// The sequence number of the first frame skipped before the first delivered one.
@@ -446,7 +484,7 @@ package final class V4L2CameraBackend: DeviceBackend {
         while !isCancelled() {
             let events: Int16
             do {
-                events = try interface.poll(
+                events = try context.io.poll(
                     context.fd, events: Int16(POLLIN | POLLPRI), timeoutMilliseconds: Self.pollTimeoutMilliseconds)
             } catch {
                 return fail(
@@ -473,7 +511,8 @@ package final class V4L2CameraBackend: DeviceBackend {
             if dequeued == 0, events & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 {
                 // Readable with an error but nothing to dequeue: find out whether the camera is gone.
                 return fail(
-                    diagnose(fd: context.fd, fallback: V4L2Errno(EIO)), generation: context.generation, sink: sink,
+                    diagnose(fd: context.fd, io: context.io, fallback: V4L2Errno(EIO)), generation: context.generation,
+                    sink: sink,
                     cancelled: isCancelled)
             }
         }
@@ -482,20 +521,20 @@ package final class V4L2CameraBackend: DeviceBackend {
     private func dequeue(_ context: CaptureContext) -> Step {
         var buffer = V4L2BufferRing.makeBuffer(index: 0)
         do {
-            try interface.ioctl(context.fd, VF_VIDIOC_DQBUF, &buffer)
+            try context.io.ioctl(context.fd, VF_VIDIOC_DQBUF, &buffer)
             return .frame(buffer)
         } catch  where error.code == EAGAIN {
             return .empty
         } catch  where error.code == EIO {
             // uvcvideo reports EIO both for a failed transfer and for an unplugged camera.
-            return .failed(diagnose(fd: context.fd, fallback: error))
+            return .failed(diagnose(fd: context.fd, io: context.io, fallback: error))
         } catch {
             return .failed(self.error(error, "dequeuing a frame from"))
         }
     }
 
     /// After an error on a stream: `ENODEV` if the camera is gone, otherwise the error for `fallback`.
-    private func diagnose(fd: Int32, fallback: V4L2Errno) -> CaptureError {
+    private func diagnose(fd: Int32, io interface: any V4L2Interface, fallback: V4L2Errno) -> CaptureError {
         var capability = v4l2_capability()
         do {
             try interface.ioctl(fd, VF_VIDIOC_QUERYCAP, &capability)
@@ -547,7 +586,9 @@ package final class V4L2CameraBackend: DeviceBackend {
         let arrival = host.now()
         var presentationTime: MediaTime
         if buffer.flags & VF_V4L2_BUF_FLAG_TIMESTAMP_MASK == VF_V4L2_BUF_FLAG_TIMESTAMP_MONOTONIC {
-            let nanoseconds = Int64(buffer.timestamp.tv_sec) * 1_000_000_000 + Int64(buffer.timestamp.tv_usec) * 1_000
+            let nanoseconds = sequence.timestamps.extend(
+                seconds: Int64(buffer.timestamp.tv_sec), microseconds: Int64(buffer.timestamp.tv_usec),
+                arrival: arrival.nanoseconds)
             presentationTime = MediaTime(value: nanoseconds, timescale: 1_000_000_000)
         } else {
             presentationTime = arrival

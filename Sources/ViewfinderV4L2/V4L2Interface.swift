@@ -37,6 +37,15 @@ package protocol V4L2Interface: Sendable {
     /// Waits up to `timeoutMilliseconds` for `events` on `fd`; returns the events that occurred
     /// (empty on timeout).
     func poll(_ fd: Int32, events: Int16, timeoutMilliseconds: Int32) throws(V4L2Errno) -> Int16
+    /// The interface a stream of a format the node at `path` delivers natively should take
+    /// instead of this one (``DirectV4L2Interface``, plain ioctls), or `nil` to stream through
+    /// this one.
+    func nativeStreamingInterface(for path: String) -> (any V4L2Interface)?
+}
+
+extension V4L2Interface {
+    /// Streams through this interface.
+    package func nativeStreamingInterface(for path: String) -> (any V4L2Interface)? { nil }
 }
 
 extension V4L2Interface {

@@ -269,6 +269,23 @@ struct DriverTimeTests {
         var repeated = V4L2CameraBackend.SequenceExtender()
         #expect([7, 7].map { repeated.extend($0) } == [7, 7], "a repeat is no step forward")
     }
+
+    @Test("driver timestamps past 2^63 ns (vivid's 64-bit wrap) continue from the host clock instead of trapping")
+    func timestampExtender() {
+        var plain = V4L2CameraBackend.TimestampExtender()
+        let ordinary = [(5, 0), (5, 33_333), (6, 0)].map { plain.extend(seconds: $0, microseconds: $1, arrival: 42) }
+        #expect(ordinary == [5_000_000_000, 5_033_333_000, 6_000_000_000], "ordinary times pass unchanged")
+        // 16 s before the wrap of the kernel's nanosecond counter, then across it.
+        var wrapping = V4L2CameraBackend.TimestampExtender()
+        let before = Int64((UInt64(1) << 63 - 16_000_000_000) / 1_000_000_000)
+        let after = Int64(bitPattern: (UInt64(1) << 63 + 1_000_000_000) / 1_000_000_000)
+        let times = [(before, 0), (before, 100_000), (after, 0)].map {
+            wrapping.extend(seconds: $0, microseconds: $1, arrival: 1_000_000_000)
+        }
+        #expect(times[0] == 1_000_000_000, "anchored at the first frame's arrival")
+        #expect(times[1] == 1_100_000_000, "the driver's spacing is kept")
+        #expect(times[2] > times[1])
+    }
 }
 
 @Suite("Robustness 7: driver data is not trusted")
