@@ -38,8 +38,9 @@ import Synchronization
 /// Thread safety: every member may be used from any thread. ``startRunning()`` and
 /// ``stopRunning()`` block; call them off your UI thread, as with AVFoundation.
 // unchecked: state is in a Mutex; transitions are serialised by `transition`.
-// Not final: ``CaptureMultiCamSession`` is one.
-public class CaptureSession: @unchecked Sendable {
+// Open, as AVFoundation's is: ``CaptureMultiCamSession`` and applications' session classes
+// subclass it.
+open class CaptureSession: @unchecked Sendable {
     package struct Graph {
         package var inputs: [CaptureInput] = []
         package var outputs: [CaptureOutput] = []
@@ -81,9 +82,11 @@ public class CaptureSession: @unchecked Sendable {
     package let porting = PortingState(SessionExtras())
 
     /// A session with no inputs and outputs and the ``Preset/high`` preset, posting to
-    /// `NotificationCenter.default`.
-    public convenience init() {
-        self.init(notificationCenter: .default)
+    /// `NotificationCenter.default`. Designated, as `AVCaptureSession`'s is, so a subclass's
+    /// `override init()` can call `super.init()`.
+    public init() {
+        self.notificationCenter = .default
+        notificationQueue.setSpecific(key: Self.notificationQueueKey, value: ObjectIdentifier(self))
     }
 
     /// A session posting its notifications to `notificationCenter`.
