@@ -286,3 +286,27 @@ private final class SynchronizedCollector: CaptureDataOutputSynchronizerDelegate
         state.withLock { $0.append(Match(count: synchronizedDataCollection.count, times: times)) }
     }
 }
+
+@Suite("AVFoundation's surface: outputs no Linux camera can feed")
+struct AVFoundationUnavailableOutputTests {
+    @Test("a depth output is refused as on a device without depth; a preview layer's orientation is its connection's")
+    func depthAndPreview() throws {
+        let camera = VirtualCamera(configuration: .init(clock: ManualClock()))
+        let session = CaptureSession()
+        try session.tryAddInput(CaptureDeviceInput(device: camera.device))
+        let depth = CaptureDepthDataOutput()
+        #expect(!session.canAddOutput(depth))
+        let error = try #require(throws: CaptureError.self) { try session.tryAddOutput(depth) }
+        #expect(error.code == .cannotAddOutput)
+        let layer = CaptureVideoPreviewLayer(session: session)
+        #expect(!layer.isPreviewing)
+        layer.isMirrored = true
+        #expect(layer.connection?.isVideoMirrored == true)
+        layer.orientation = .portrait
+        #expect(layer.connection?.videoRotationAngle == 90)
+        let port = try #require(session.inputs.first?.ports.first)
+        #expect(port.formatDescription == camera.device.activeFormat.formatDescription)
+        let still = CaptureStillImageOutput()
+        #expect(still.maxBracketedCaptureStillImageCount == 0)
+    }
+}

@@ -48,7 +48,7 @@ public final class CaptureSynchronizedSampleBufferData: CaptureSynchronizedData,
 /// never made on Linux (no depth cameras).
 public final class CaptureSynchronizedDepthData: CaptureSynchronizedData, @unchecked Sendable {
     /// The depth data: `nil`.
-    public var depthData: AnyObject? { nil }
+    public var depthData: DepthData? { nil }
     /// Whether it was dropped: `true`.
     public var depthDataWasDropped: Bool { true }
     /// Why it was dropped.

@@ -205,7 +205,16 @@ open class CaptureSession: @unchecked Sendable {
         if let owner = output.sessionID, owner != ObjectIdentifier(self) {
             return CaptureError(.cannotAddOutput, "this output belongs to another session: remove it there first")
         }
-        return nil
+        return Self.unsupportedOutputRefusal(output)
+    }
+
+    /// Why an output no Linux device can feed cannot be added (a depth output), if it is one.
+    static func unsupportedOutputRefusal(_ output: CaptureOutput) -> CaptureError? {
+        guard output is CaptureDepthDataOutput else { return nil }
+        return CaptureError(
+            .cannotAddOutput,
+            "no Linux camera delivers depth data (every format's supportedDepthDataFormats is empty): leave the depth output out"
+        )
     }
 
     /// Adds `output` and connects it to the first input port of each media type it takes (an
@@ -225,6 +234,7 @@ open class CaptureSession: @unchecked Sendable {
     /// Adds `output` like ``addOutput(_:)``, throwing ``CaptureError/Code/cannotAddOutput`` when
     /// ``canAddOutput(_:)`` is false.
     public func tryAddOutput(_ output: CaptureOutput) throws(CaptureError) {
+        if let refusal = Self.unsupportedOutputRefusal(output) { throw refusal }
         try mutateChecked { (graph) throws(CaptureError) in
             if graph.outputs.contains(where: { $0 === output }) {
                 throw CaptureError(.cannotAddOutput, "this output is already in the session: add each output once")

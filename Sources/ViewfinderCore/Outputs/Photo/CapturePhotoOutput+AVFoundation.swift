@@ -631,7 +631,7 @@ public enum CaptureLensStabilizationStatus: Int, Sendable, Hashable {
 
 extension CapturePhoto {
     /// Depth data: `nil` (no depth cameras).
-    public var depthData: AnyObject? { nil }
+    public var depthData: DepthData? { nil }
     /// The portrait effects matte: `nil`.
     public var portraitEffectsMatte: AnyObject? { nil }
     /// The camera type of a virtual device's photo: `nil` (no virtual devices).
