@@ -25,13 +25,13 @@ extension CaptureVideoDataOutput {
     public var availableVideoCodecTypes: [VideoCodecType] { [] }
 
     /// Whether the output picks its buffers' size from the session (default `true`). Kept;
-    /// the size is set by ``videoSettings``'s width and height or the device's format.
+    /// the size is set by ``CaptureVideoProcessingOutput/videoSettings``'s width and height or the device's format.
     public var automaticallyConfiguresOutputBufferDimensions: Bool {
         get { porting.withLock { $0.automaticallyConfiguresOutputBufferDimensions } }
         set { porting.withLock { $0.automaticallyConfiguresOutputBufferDimensions = newValue } }
     }
     /// Whether buffers are preview-sized (default `false`). Kept; ask for a size with
-    /// ``videoSettings``' `kCVPixelBufferWidthKey`/`kCVPixelBufferHeightKey` instead.
+    /// ``CaptureVideoProcessingOutput/videoSettings``' `kCVPixelBufferWidthKey`/`kCVPixelBufferHeightKey` instead.
     public var deliversPreviewSizedOutputBuffers: Bool {
         get { porting.withLock { $0.deliversPreviewSizedOutputBuffers } }
         set { porting.withLock { $0.deliversPreviewSizedOutputBuffers = newValue } }

@@ -5,7 +5,7 @@ import ViewfinderCore
 // has (virtual-device switching while recording, spatial video) or the writer does not record
 // (a metadata track of orientation changes), answering as AVFoundation does without them.
 extension CaptureMovieFileOutput {
-    /// The keys ``setOutputSettings(_:for:)`` takes for `connection`: ``VideoCodecKey`` and
+    /// The keys `setOutputSettings(_:for:)` takes for `connection`: ``VideoCodecKey`` and
     /// ``VideoCompressionPropertiesKey`` for video; none for audio (audio is AAC).
     public func supportedOutputSettingsKeys(for connection: CaptureConnection) -> [String] {
         connection.mediaType == .video ? [VideoCodecKey, VideoCompressionPropertiesKey] : []
