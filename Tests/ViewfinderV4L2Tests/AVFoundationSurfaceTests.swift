@@ -108,7 +108,7 @@ struct AVFoundationSurfaceTests {
         #expect(range.code == .invalidArgument)
     }
 
-    @Test("a zoom ramp reaches its factor through increasing steps, after the lock is released")
+    @Test("a zoom ramp reaches its factor through increasing steps at the rate asked, after the lock is released")
     func zoomRamp() throws {
         let rig = try SimulatedRig()
         let device = try rig.device
@@ -133,7 +133,14 @@ struct AVFoundationSurfaceTests {
         let seen = steps.withLock { $0 }
         #expect(seen.last == 3)
         #expect(seen == seen.sorted(), "\(seen)")
-        #expect(seen.count >= 2, "the factor moves in steps, not at once: \(seen)")
+        // The rate: a factor doubles every 1/rate seconds (checked on the ramp's own arithmetic,
+        // not on the clock: the machine may be slow to run the steps).
+        #expect(CaptureDevice.zoomRampStep(from: 1, to: 3, rate: 4, elapsed: 0.25) == (2, false))
+        #expect(
+            abs(CaptureDevice.zoomRampStep(from: 1, to: 3, rate: 4, elapsed: 0.125).factor - 2.0.squareRoot()) < 1e-12)
+        #expect(CaptureDevice.zoomRampStep(from: 1, to: 3, rate: 4, elapsed: 1) == (3, true))
+        #expect(CaptureDevice.zoomRampStep(from: 4, to: 1, rate: 2, elapsed: 0.5) == (2, false))
+        #expect(CaptureDevice.zoomRampStep(from: 4, to: 1, rate: 2, elapsed: 2) == (1, true))
         // A ramp can be cancelled where it is.
         try device.lockForConfiguration()
         defer { device.unlockForConfiguration() }

@@ -623,23 +623,34 @@ extension CaptureDevice {
         let begin = HostClock().now().seconds
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         let ramp = ZoomRamp(timer: timer)
-        let direction: Double = factor > start ? 1 : -1
         timer.setEventHandler { [weak self] in
             guard let self else { return timer.cancel() }
-            let elapsed = HostClock().now().seconds - begin
-            var next = start * pow(2, direction * Double(rate) * elapsed)
-            let done = direction > 0 ? next >= factor : next <= factor
-            if done { next = factor }
+            let step = Self.zoomRampStep(
+                from: start, to: factor, rate: rate, elapsed: HostClock().now().seconds - begin)
             let failed: Bool
             do {
-                try self.applyZoomStep(next)
+                try self.applyZoomStep(step.factor)
                 failed = false
-            } catch { failed = true }
-            if done || failed { self.endZoomRamp(ramp) }
+            } catch {
+                failed = true
+            }
+            if step.done || failed { self.endZoomRamp(ramp) }
         }
         extras.withLock { $0.zoomRamp = ramp }
         timer.schedule(deadline: .now(), repeating: .milliseconds(16))
         timer.resume()
+    }
+
+    /// The factor a ramp from `start` to `target` at `rate` (powers of two per second) is at
+    /// `elapsed` seconds in, and whether it has arrived: `start · 2^(±rate · elapsed)`, stopping
+    /// at `target`.
+    package static func zoomRampStep(from start: Double, to target: Double, rate: Float, elapsed: Double) -> (
+        factor: Double, done: Bool
+    ) {
+        let direction: Double = target > start ? 1 : -1
+        let next = start * pow(2, direction * Double(rate) * max(elapsed, 0))
+        let done = direction > 0 ? next >= target : next <= target
+        return (done ? target : next, done)
     }
 
     /// Stops a zoom ramp where it is.
