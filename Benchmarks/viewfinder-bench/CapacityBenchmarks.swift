@@ -442,7 +442,7 @@ extension CapacityWorker {
 
         static func output(_ counter: Counter, _ index: Int) throws -> CaptureVideoDataOutput {
             let output = CaptureVideoDataOutput()
-            output.videoSettings = try VideoSettings(pixelFormat: .nv12FullRange)
+            output.typedVideoSettings = try VideoSettings(pixelFormat: .nv12FullRange)
             // Late frames wait in the output's budget instead of being replaced by newer ones, as
             // the peers' queues hold theirs: a reader that keeps up on average loses nothing.
             output.alwaysDiscardsLateVideoFrames = false

@@ -85,7 +85,7 @@ enum CaptureCommand {
             try device.lockForConfiguration()
             try device.setActiveFormat(format)
             device.unlockForConfiguration()
-            if let wanted { output.videoSettings = try VideoSettings(pixelFormat: wanted) }
+            if let wanted { output.typedVideoSettings = try VideoSettings(pixelFormat: wanted) }
             output.alwaysDiscardsLateVideoFrames = false
             output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "capture.delegate"))
             session.beginConfiguration()

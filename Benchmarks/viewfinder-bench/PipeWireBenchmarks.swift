@@ -241,7 +241,7 @@ enum PipeWireBenchmarks {
         try device.lockForConfiguration()
         try device.setActiveFormat(format)
         device.unlockForConfiguration()
-        output.videoSettings = try VideoSettings(pixelFormat: c.output)
+        output.typedVideoSettings = try VideoSettings(pixelFormat: c.output)
         output.alwaysDiscardsLateVideoFrames = false
         output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "bench.pipewire.delegate"))
         session.beginConfiguration()

@@ -168,7 +168,7 @@ enum PipelineBenchmarks {
             let input = try CaptureDeviceInput(device: camera.device)
             destination = setup.halves ? CaptureDevice.Dimensions(width: size.width / 2, height: size.height / 2) : size
             if let outputFormat = setup.outputFormat {
-                output.videoSettings =
+                output.typedVideoSettings =
                     setup.halves
                     ? try VideoSettings(pixelFormat: outputFormat, width: destination.width, height: destination.height)
                     : try VideoSettings(pixelFormat: outputFormat)

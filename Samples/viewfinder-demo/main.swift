@@ -373,7 +373,7 @@ do {
     session.sessionPreset = options.preset
     let input = try CaptureDeviceInput(device: device)
     try session.tryAddInput(input)
-    output.videoSettings = options.settings
+    output.typedVideoSettings = options.settings
     output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "demo.frames"))
     try session.tryAddOutput(output)
     if let movie { try session.tryAddOutput(movie) }

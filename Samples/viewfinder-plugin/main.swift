@@ -149,7 +149,7 @@ do {
     session.beginConfiguration()
     session.sessionPreset = .vga640x480
     try session.tryAddInput(CaptureDeviceInput(device: camera.device))
-    output.videoSettings = try VideoSettings(pixelFormat: .nv12VideoRange)
+    output.typedVideoSettings = try VideoSettings(pixelFormat: .nv12VideoRange)
     output.setSampleBufferDelegate(printer, queue: DispatchQueue(label: "plugin.frames"))
     // 15 frames a second: time enough for a debug build to analyse every frame. (At 60 fps a
     // debug build falls behind and the output drops the frames it cannot keep up with as late.)

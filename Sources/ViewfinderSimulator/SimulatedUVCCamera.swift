@@ -280,6 +280,9 @@ public final class SimulatedUVCCamera: Sendable {
                 id: VF_V4L2_CID_CONTRAST, name: "Contrast", type: VF_V4L2_CTRL_TYPE_INTEGER, minimum: 0, maximum: 255,
                 step: 1, defaultValue: 128, value: 128),
             Control(
+                id: VF_V4L2_CID_GAIN, name: "Gain", type: VF_V4L2_CTRL_TYPE_INTEGER, minimum: 0, maximum: 255,
+                step: 1, defaultValue: 0, value: 0),
+            Control(
                 id: VF_V4L2_CID_SATURATION, name: "Saturation", type: VF_V4L2_CTRL_TYPE_INTEGER, minimum: 0,
                 maximum: 255, step: 1, defaultValue: 128, value: 128),
             Control(

@@ -284,3 +284,41 @@ struct PublicMicrophoneExtensionTests {
         } throws: { ($0 as? CaptureError)?.code == .invalidArgument }
     }
 }
+
+/// An app's session class, as AVFoundation code writes one: a subclass with its own state whose
+/// `init` calls `super.init()`.
+private final class AppCaptureSession: CaptureSession, @unchecked Sendable {
+    let label: String
+    override init() {
+        label = "app"
+        super.init()
+    }
+}
+
+/// An app's multi-camera session class.
+private final class AppMultiCamSession: CaptureMultiCamSession, @unchecked Sendable {}
+
+@Suite("AVFoundation's object model without @testable")
+struct PublicObjectModelTests {
+    @Test("sessions subclass, and a subclass's key paths can be observed")
+    func sessionSubclass() {
+        let session = AppCaptureSession()
+        #expect(session.label == "app")
+        #expect(!session.isRunning)
+        let observation = session.observe(\.isRunning, options: [.initial, .new]) { _, _ in }
+        observation.invalidate()
+        let multi = AppMultiCamSession()
+        #expect(multi.inputs.isEmpty)
+        #expect(multi != session as CaptureSession)
+    }
+
+    @Test("outputs and inputs work in sets and as dictionary keys")
+    func hashable() {
+        let video = CaptureVideoDataOutput()
+        let photo = CapturePhotoOutput()
+        var names: [CaptureOutput: String] = [video: "video", photo: "photo"]
+        names[video] = "frames"
+        #expect(names.count == 2)
+        #expect(names[photo] == "photo")
+    }
+}

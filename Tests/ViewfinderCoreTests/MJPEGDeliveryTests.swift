@@ -81,7 +81,7 @@ struct MJPEGDeliveryTests {
         }
         #expect(error?.code == .unsupportedPixelFormat)
         #expect(error?.message.contains("does not encode") == true)
-        #expect(rig.output.videoSettings.isEmpty, "the old settings stay")
+        #expect(rig.output.typedVideoSettings.isEmpty, "the old settings stay")
         let scaled = #expect(throws: CaptureError.self) {
             _ = try ProcessorChain(
                 deviceFormat: FrameFormat(pixelFormat: .mjpeg, width: 640, height: 480), requestedFormat: .mjpeg,

@@ -83,7 +83,7 @@ struct MultiCamSessionTests {
         for index in 0..<6 { try rig.choose(index, .mjpeg, 1920, 1080) }
         let collector = NotificationCollector([CaptureSession.runtimeErrorNotification])
         let (session, outputs, _) = try MultiCameraRig.wire(rig, collector: collector)
-        for output in outputs { output.videoSettings = try VideoSettings(pixelFormat: .nv12FullRange) }
+        for output in outputs { output.typedVideoSettings = try VideoSettings(pixelFormat: .nv12FullRange) }
         // Benchmarks/RESULTS.md (capacity, 1080p MJPEG → NV12 at 30 fps): six such cameras took
         // 0.78-0.90 of a core on the project's VM. The estimate counted the negotiation's
         // colour-change charge as time and was 2.4-3.6x that, refusing what the machine carries.

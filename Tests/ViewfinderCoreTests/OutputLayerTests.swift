@@ -144,7 +144,7 @@ struct OutputLayerTests {
         let errors = rig.record(CaptureSession.runtimeErrorNotification)
         rig.start()
         rig.step(clock, by: .fps(60), times: 3)
-        rig.output.videoSettings = try VideoSettings(pixelFormat: .nv12VideoRange)
+        rig.output.typedVideoSettings = try VideoSettings(pixelFormat: .nv12VideoRange)
         rig.step(clock, by: .fps(60), times: 3)
         rig.session.stopRunning()
 

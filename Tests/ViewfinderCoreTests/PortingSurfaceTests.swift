@@ -216,9 +216,9 @@ struct PortingSpellingTests {
 
         let output = CaptureVideoDataOutput()
         output.videoSettings = [kCVPixelBufferPixelFormatTypeKey as String: kCVPixelFormatType_32BGRA]
-        #expect(output.videoSettings.pixelFormat == .bgra)
+        #expect(output.typedVideoSettings.pixelFormat == .bgra)
         output.videoSettings = nil
-        #expect(output.videoSettings.isEmpty)
+        #expect(output.typedVideoSettings.isEmpty)
     }
 
     @Test("orientation maps to rotation as iOS does for a landscape sensor")

@@ -76,7 +76,7 @@ struct ReadmeExampleTests {
         if session.canAddInput(input) { session.addInput(input) }
 
         let output = CaptureVideoDataOutput()
-        output.videoSettings = try VideoSettings(pixelFormat: .bgra)
+        output.typedVideoSettings = try VideoSettings(pixelFormat: .bgra)
         output.alwaysDiscardsLateVideoFrames = true
         try output.setMinFrameDuration(MediaTime(value: 1, timescale: 15))
         let handler = FrameHandler()

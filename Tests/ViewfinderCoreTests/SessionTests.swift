@@ -49,7 +49,7 @@ struct SessionTests {
         rig.session.beginConfiguration()
         rig.session.sessionPreset = .hd1280x720
         rig.session.beginConfiguration()
-        rig.output.videoSettings = try VideoSettings(pixelFormat: .nv12VideoRange)
+        rig.output.typedVideoSettings = try VideoSettings(pixelFormat: .nv12VideoRange)
         rig.session.commitConfiguration()
         // Inner commit: the running pipeline is untouched.
         rig.step(clock, by: .fps(60))

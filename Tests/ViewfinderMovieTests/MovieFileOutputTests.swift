@@ -454,7 +454,7 @@ struct MovieFileOutputTests {
         let movie = CaptureMovieFileOutput()
         let bytes = ByteCollector()  // frames counted as they arrive, to pace the camera
         let data = CaptureVideoDataOutput()
-        data.videoSettings = try VideoSettings(pixelFormat: .mjpeg)
+        data.typedVideoSettings = try VideoSettings(pixelFormat: .mjpeg)
         data.setSampleBufferDelegate(bytes, queue: DispatchQueue(label: "bytes"))
         try session.tryAddInput(try CaptureDeviceInput(device: device))
         try session.tryAddOutput(movie)
@@ -505,7 +505,7 @@ struct MovieFileOutputTests {
         let movie = CaptureMovieFileOutput()
         let bytes = ByteCollector()
         let data = CaptureVideoDataOutput()
-        data.videoSettings = try VideoSettings(pixelFormat: .mjpeg)  // the camera's JPEG bytes, untouched
+        data.typedVideoSettings = try VideoSettings(pixelFormat: .mjpeg)  // the camera's JPEG bytes, untouched
         data.setSampleBufferDelegate(bytes, queue: DispatchQueue(label: "bytes"))
         try session.tryAddInput(try CaptureDeviceInput(device: device))
         try session.tryAddOutput(movie)

@@ -182,7 +182,7 @@ struct VirtualCameraOutputTests {
         try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
         let data = CaptureVideoDataOutput(bufferBudget: 30)
         data.alwaysDiscardsLateVideoFrames = false
-        data.videoSettings = try VideoSettings(pixelFormat: .bgra)
+        data.typedVideoSettings = try VideoSettings(pixelFormat: .bgra)
         data.setSampleBufferDelegate(delegate, queue: delegate.queue)
         try session.tryAddOutput(data)
         let virtual = try CaptureVirtualCameraOutput(

@@ -28,7 +28,7 @@ struct SharingMember {
         self.center = center
         session = CaptureSession(notificationCenter: center)
         output = CaptureVideoDataOutput()
-        output.videoSettings = try pixelFormat.map { try VideoSettings(pixelFormat: $0) } ?? VideoSettings()
+        output.typedVideoSettings = try pixelFormat.map { try VideoSettings(pixelFormat: $0) } ?? VideoSettings()
         output.alwaysDiscardsLateVideoFrames = false
         output.setSampleBufferDelegate(delegate, queue: delegate.queue)
         session.beginConfiguration()

@@ -202,7 +202,7 @@ package struct Rig {
         camera = VirtualCamera(configuration: configuration)
         session = CaptureSession(notificationCenter: center)
         output = CaptureVideoDataOutput(bufferBudget: bufferBudget)
-        output.videoSettings = settings
+        output.typedVideoSettings = settings
         output.alwaysDiscardsLateVideoFrames = discardsLate
         output.setSampleBufferDelegate(delegate, queue: queue)
         session.beginConfiguration()

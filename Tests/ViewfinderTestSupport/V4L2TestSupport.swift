@@ -105,7 +105,7 @@ package func makeSession(
     session.sessionPreset = preset
     try session.tryAddInput(try CaptureDeviceInput(device: device))
     let output = CaptureVideoDataOutput()
-    output.videoSettings = settings
+    output.typedVideoSettings = settings
     output.alwaysDiscardsLateVideoFrames = discardsLate
     output.setSampleBufferDelegate(delegate, queue: delegate.queue)
     try session.tryAddOutput(output)

@@ -91,7 +91,7 @@ case "capture":
     output.alwaysDiscardsLateVideoFrames = false
     output.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "probe.frames"))
     do {
-        output.videoSettings = try VideoSettings(pixelFormat: .bgra)
+        output.typedVideoSettings = try VideoSettings(pixelFormat: .bgra)
         session.beginConfiguration()
         try session.tryAddInput(try CaptureDeviceInput(device: device))
         try session.tryAddOutput(output)

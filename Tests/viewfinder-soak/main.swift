@@ -123,7 +123,7 @@ do {
 func runPhase(_ behaviour: Behaviour) -> Int {
     let delegate = SoakDelegate(behaviour)
     do {
-        output.videoSettings = behaviour == .native ? VideoSettings() : try VideoSettings(pixelFormat: .bgra)
+        output.typedVideoSettings = behaviour == .native ? VideoSettings() : try VideoSettings(pixelFormat: .bgra)
         output.removeAllProcessors()
         if behaviour == .converting {
             try output.addProcessor(CropProcessor(x: 16, y: 16, width: 256, height: 192), named: "crop")

@@ -21,18 +21,46 @@ open class CaptureVideoProcessingOutput: CaptureOutput, @unchecked Sendable {  /
 
     // MARK: Settings
 
-    /// The format and size to hand on. Empty settings (the default) keep the camera's own format
-    /// and size (a video data output then delivers the camera's buffers zero-copy; a virtual
-    /// camera decodes Motion-JPEG to NV12). On a running session frames after the change come in
-    /// the new format. If the new settings cannot be delivered, the old ones stay and the error
-    /// is posted as ``CaptureSession/runtimeErrorNotification``; ``setVideoSettings(_:)`` throws
-    /// it instead.
-    public var videoSettings: VideoSettings {
+    /// The format and size to hand on, typed. Empty settings (the default) keep the camera's own
+    /// format and size (a video data output then delivers the camera's buffers zero-copy; a
+    /// virtual camera decodes Motion-JPEG to NV12). On a running session frames after the change
+    /// come in the new format. If the new settings cannot be delivered, the old ones stay and the
+    /// error is posted as ``CaptureSession/runtimeErrorNotification``; ``setVideoSettings(_:)``
+    /// throws it instead. ``videoSettings`` is the same in AVFoundation's dictionary form.
+    public var typedVideoSettings: VideoSettings {
         get { processing.currentSettings.video }
         set { processing.postingFailure { () throws(CaptureError) in try setVideoSettings(newValue) } }
     }
 
-    /// Sets ``videoSettings``, throwing (and keeping the old settings) when a running session
+    /// The format and size to hand on, in AVFoundation's dictionary form (`[String: Any]!`):
+    /// ``kCVPixelBufferPixelFormatTypeKey`` (an `OSType` such as ``kCVPixelFormatType_32BGRA``),
+    /// ``kCVPixelBufferWidthKey`` and ``kCVPixelBufferHeightKey``; an empty dictionary, or `nil`,
+    /// keeps the camera's own format and size. Reading gives the keys set. A dictionary with an
+    /// unknown key or a format the output cannot deliver traps naming the fix, as AVFoundation
+    /// raises (``VideoSettings/init(_:)`` and ``setVideoSettings(_:)`` throw instead); a running
+    /// session that cannot deliver them keeps the old settings and posts the error, as
+    /// ``typedVideoSettings`` does.
+    public var videoSettings: [String: Any]! {
+        get {
+            let settings = typedVideoSettings
+            var dictionary: [String: Any] = [:]
+            for key in [kCVPixelBufferPixelFormatTypeKey, kCVPixelBufferWidthKey, kCVPixelBufferHeightKey] {
+                if let value = settings[key] { dictionary[key] = value }
+            }
+            return dictionary
+        }
+        set {
+            let settings: VideoSettings
+            do throws(CaptureError) {
+                settings = try VideoSettings(newValue ?? [:])
+            } catch {
+                preconditionFailure("videoSettings: \(error.message) (VideoSettings(_:) throws instead)")
+            }
+            typedVideoSettings = settings
+        }
+    }
+
+    /// Sets ``typedVideoSettings`` (and so ``videoSettings``), throwing (and keeping the old settings) when a running session
     /// cannot deliver them.
     public func setVideoSettings(_ settings: VideoSettings) throws(CaptureError) {
         try processing.applyProcessingChange { $0.video = settings }

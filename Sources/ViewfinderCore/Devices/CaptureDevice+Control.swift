@@ -171,6 +171,7 @@ extension CaptureDevice {
                 "\(value) is out of range for '\(control.name)' on '\(localizedName)': use \(control.rangeDescription)")
         }
         try backend.setValue(value, for: id)
+        _keyValueObservers.recheck()
     }
 
     package func requireConfigurationLock(_ action: String) throws(CaptureError) {

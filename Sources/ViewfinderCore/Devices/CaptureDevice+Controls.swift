@@ -1,3 +1,5 @@
+import Foundation
+
 /// Focus, exposure, white balance, zoom, torch and anti-flicker, AVFoundation-style and in its
 /// units (seconds, kelvin, zoom factors from 1, lens positions 0…1); the backend maps them to its
 /// device's controls. Setters need the configuration lock; a mode or control the device lacks
@@ -12,6 +14,7 @@ extension CaptureDevice {
     private func apply(_ setting: CameraSetting, _ what: String) throws(CaptureError) {
         guard let controllable else { throw unsupportedControl(what) }
         try controllable.apply(setting)
+        _keyValueObservers.recheck()  // properties observed without a name (torchMode, …)
     }
 
     // MARK: Focus
@@ -203,16 +206,16 @@ extension CaptureDevice {
     // MARK: Zoom
 
     /// The smallest zoom factor (1 on cameras with a zoom control).
-    public var minAvailableVideoZoomFactor: Double { 1 }
+    public var minAvailableVideoZoomFactor: CGFloat { 1 }
 
     /// The largest zoom factor: 1 without a zoom control.
-    public var maxAvailableVideoZoomFactor: Double { capabilities.maxZoomFactor ?? 1 }
+    public var maxAvailableVideoZoomFactor: CGFloat { CGFloat(capabilities.maxZoomFactor ?? 1) }
 
     /// The zoom factor now (1 without a zoom control). Setting it traps on misuse (no lock, out of
     /// range), as AVFoundation raises; ``setVideoZoomFactor(_:)`` throws instead.
-    public var videoZoomFactor: Double {
+    public var videoZoomFactor: CGFloat {
         get {
-            if case .zoomFactor(let factor) = current(.zoomFactor) { return factor }
+            if case .zoomFactor(let factor) = current(.zoomFactor) { return CGFloat(factor) }
             return 1
         }
         set { applySetting("setVideoZoomFactor(_:)") { () throws(CaptureError) in try setVideoZoomFactor(newValue) } }
@@ -220,7 +223,8 @@ extension CaptureDevice {
 
     /// Zooms to `factor` (``minAvailableVideoZoomFactor`` … ``maxAvailableVideoZoomFactor``).
     /// Requires the configuration lock.
-    public func setVideoZoomFactor(_ factor: Double) throws(CaptureError) {
+    public func setVideoZoomFactor(_ factor: CGFloat) throws(CaptureError) {
+        let factor = Double(factor)
         try requireConfigurationLock("zooming")
         guard let maximum = capabilities.maxZoomFactor else { throw unsupportedControl("zoom control") }
         guard factor >= 1, factor <= maximum + 1e-9 else {
@@ -229,6 +233,13 @@ extension CaptureDevice {
                 "zoom factor \(factor) is out of range for '\(localizedName)': use 1 … \(maximum)")
         }
         try apply(.zoomFactor(factor), "zoom control")
+    }
+
+    /// One step of a zoom ramp: applies `factor` without the configuration lock (the ramp was
+    /// started under it, as AVFoundation's), clamped to the camera's range.
+    package func applyZoomStep(_ factor: Double) throws(CaptureError) {
+        guard let maximum = capabilities.maxZoomFactor else { throw unsupportedControl("zoom control") }
+        try apply(.zoomFactor(min(max(factor, 1), maximum)), "zoom control")
     }
 
     // MARK: Torch

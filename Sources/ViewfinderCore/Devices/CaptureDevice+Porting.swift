@@ -156,6 +156,23 @@ package struct DeviceExtras: Sendable {
     package var subjectAreaMonitoring = false
     /// Whether exposure was last set to locked (a driver's one manual mode serves locked and custom).
     package var exposureLocked = false
+    /// Settings AVFoundation keeps that change nothing on Linux (`CaptureDevice+AVFoundation.swift`).
+    package var faceDrivenAutoFocus = true
+    package var automaticallyAdjustsFaceDrivenAutoFocus = true
+    package var faceDrivenAutoExposure = true
+    package var automaticallyAdjustsFaceDrivenAutoExposure = true
+    package var automaticallyAdjustsVideoHDR = true
+    package var activeMaxExposureDuration = MediaTime.invalid
+    package var focusRect = CGRect(x: 0, y: 0, width: 1, height: 1)
+    package var exposureRect = CGRect(x: 0, y: 0, width: 1, height: 1)
+    /// The running zoom ramp, if any.
+    package var zoomRamp: ZoomRamp?
+}
+
+/// A zoom ramp under way (``CaptureDevice/ramp(toVideoZoomFactor:withRate:)``).
+package final class ZoomRamp: @unchecked Sendable {  // unchecked: the timer is only resumed and cancelled.
+    package let timer: any DispatchSourceTimer
+    package init(timer: any DispatchSourceTimer) { self.timer = timer }
 }
 
 extension CaptureDevice.Format {

@@ -14,12 +14,46 @@ package final class PortingState<Extras: Sendable>: Sendable {
 /// What a session keeps for the porting surface.
 package struct SessionExtras: Sendable {
     package var multitaskingCameraAccessEnabled = false
+    package var automaticallyConfiguresApplicationAudioSession = true
+    package var usesApplicationAudioSession = true
+    package var automaticallyConfiguresCaptureDeviceForWideColor = true
+    package var mixesWithOthers = false
+    package var bluetoothHighQualityRecording = false
+    package var controlsDelegate: WeakReference<AnyObject>?
+    package var controlsDelegateQueue: DispatchQueue?
 }
 
 /// What a photo output keeps for the porting surface.
 package struct PhotoOutputExtras: Sendable {
     package var maxQualityPrioritization = CapturePhotoOutput.QualityPrioritization.balanced
     package var livePhotoCaptureEnabled = false
+    package var highResolution = false
+    package var preparedSettings: [CapturePhotoSettings] = []
+    package var sceneMonitoringSettings: CapturePhotoSettings?
+    package var requestedMaxPhotoDimensions: CaptureDevice.Dimensions?
+}
+
+/// What photo settings keep for the porting surface.
+// unchecked: the format dictionaries are the caller's, kept under the settings' lock as given.
+package struct PhotoSettingsExtras: @unchecked Sendable {
+    package var highResolution = false
+    package var autoRedEyeReduction = true
+    package var autoStillImageStabilization = true
+    package var autoVirtualDeviceFusion = true
+    package var autoContentAwareDistortionCorrection = false
+    package var shutterSoundSuppression = false
+    package var previewPhotoFormat: [String: Any]?
+    package var embeddedThumbnailPhotoFormat: [String: Any]?
+    package var rawPhotoPixelFormatType: OSType = 0
+    package var rawFileType: FileType?
+    package var processedFileType: FileType?
+    package var livePhotoMovieFileURL: URL?
+}
+
+/// What a device input keeps for the porting surface.
+package struct DeviceInputExtras: Sendable {
+    package var unifiedAutoExposureDefaults = true
+    package var videoMinFrameDurationOverride = MediaTime.invalid
 }
 
 // MARK: Session

@@ -33,18 +33,3 @@ extension Array where Element == PixelFormat {
         contains { $0.osType == osType }
     }
 }
-
-extension CaptureConnection {
-    /// `AVCaptureConnection.videoMinFrameDuration` (deprecated by Apple) is not offered.
-    @available(
-        *, unavailable,
-        message: "set the output's minFrameDuration, or the device's activeVideoMinFrameDuration under its lock"
-    )
-    public var videoMinFrameDuration: MediaTime { .invalid }
-}
-
-extension CaptureDevice.Format {
-    /// `AVCaptureDevice.Format.videoMaxZoomFactor`: zoom belongs to the device here.
-    @available(*, unavailable, message: "use the device's maxAvailableVideoZoomFactor")
-    public var videoMaxZoomFactor: Double { 1 }
-}

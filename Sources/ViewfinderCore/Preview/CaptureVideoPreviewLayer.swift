@@ -39,11 +39,15 @@ public final class CaptureVideoPreviewLayer: Sendable {
     package let output = PreviewOutput()
 
     /// A layer showing nothing until given a ``session``.
-    public init() {}
+    public init() { adoptOutput() }
+
+    /// Makes this layer the owner its output's connections report.
+    private func adoptOutput() { output.owningLayer.withLock { $0 = WeakReference(self) } }
 
     /// A layer showing `session`'s video: its connection is made to the session's first video
     /// input (now, or when one is added).
     public init(session: CaptureSession) {
+        adoptOutput()
         self.session = session
     }
 
@@ -51,6 +55,7 @@ public final class CaptureVideoPreviewLayer: Sendable {
     /// then expects `addConnection(_:)`, which Viewfinder does not offer (sessions connect by
     /// media type): set ``session`` instead to connect.
     public init(sessionWithNoConnection session: CaptureSession) {
+        adoptOutput()
         setSessionWithNoConnection(session)
     }
 

@@ -76,6 +76,9 @@ package final class PreviewOutput: CaptureOutput, @unchecked Sendable {  // unch
     /// watches renders nothing).
     private let presentQueue = DispatchQueue(label: "viewfinder.preview-layer.present")
 
+    /// The layer that owns this output (``CaptureConnection/videoPreviewLayer``).
+    package let owningLayer = Mutex<WeakReference<CaptureVideoPreviewLayer>?>(nil)
+
     package override init() {
         core = EngineOutputCore(Body(), budgetLimit: Self.bufferBudget)
         super.init()

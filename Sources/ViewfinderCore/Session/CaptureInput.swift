@@ -50,6 +50,8 @@ public class CaptureInput: @unchecked Sendable {  // unchecked: `ports` is set o
 public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {  // unchecked: immutable.
     /// The device frames come from.
     public let device: CaptureDevice
+    /// AVFoundation's settings that change nothing on Linux (`Porting/CaptureInput+AVFoundation.swift`).
+    package let porting = Mutex(DeviceInputExtras())
 
     /// An input for `device`. Throws ``CaptureError/Code/deviceNotFound`` when the device is
     /// unknown or no longer connected, and ``CaptureError/Code/permissionDenied`` (saying what to

@@ -33,7 +33,7 @@ import Foundation
 /// with ``CaptureError/Code/multiCamCostExceeded`` naming the camera and the cause.
 ///
 /// Thread safety: every member may be used from any thread.
-public final class CaptureMultiCamSession: CaptureSession, @unchecked Sendable {
+open class CaptureMultiCamSession: CaptureSession, @unchecked Sendable {
     /// Whether this machine can run several cameras in one session: always on Linux (the costs
     /// say whether a given set fits).
     public static var isMultiCamSupported: Bool { true }

@@ -38,8 +38,9 @@ import Synchronization
 /// Thread safety: every member may be used from any thread. ``startRunning()`` and
 /// ``stopRunning()`` block; call them off your UI thread, as with AVFoundation.
 // unchecked: state is in a Mutex; transitions are serialised by `transition`.
-// Not final: ``CaptureMultiCamSession`` is one.
-public class CaptureSession: @unchecked Sendable {
+// Open, as AVFoundation's is: ``CaptureMultiCamSession`` and applications' session classes
+// subclass it.
+open class CaptureSession: @unchecked Sendable {
     package struct Graph {
         package var inputs: [CaptureInput] = []
         package var outputs: [CaptureOutput] = []
@@ -81,9 +82,11 @@ public class CaptureSession: @unchecked Sendable {
     package let porting = PortingState(SessionExtras())
 
     /// A session with no inputs and outputs and the ``Preset/high`` preset, posting to
-    /// `NotificationCenter.default`.
-    public convenience init() {
-        self.init(notificationCenter: .default)
+    /// `NotificationCenter.default`. Designated, as `AVCaptureSession`'s is, so a subclass's
+    /// `override init()` can call `super.init()`.
+    public init() {
+        self.notificationCenter = .default
+        notificationQueue.setSpecific(key: Self.notificationQueueKey, value: ObjectIdentifier(self))
     }
 
     /// A session posting its notifications to `notificationCenter`.
@@ -202,7 +205,16 @@ public class CaptureSession: @unchecked Sendable {
         if let owner = output.sessionID, owner != ObjectIdentifier(self) {
             return CaptureError(.cannotAddOutput, "this output belongs to another session: remove it there first")
         }
-        return nil
+        return Self.unsupportedOutputRefusal(output)
+    }
+
+    /// Why an output no Linux device can feed cannot be added (a depth output), if it is one.
+    static func unsupportedOutputRefusal(_ output: CaptureOutput) -> CaptureError? {
+        guard output is CaptureDepthDataOutput else { return nil }
+        return CaptureError(
+            .cannotAddOutput,
+            "no Linux camera delivers depth data (every format's supportedDepthDataFormats is empty): leave the depth output out"
+        )
     }
 
     /// Adds `output` and connects it to the first input port of each media type it takes (an
@@ -222,6 +234,7 @@ public class CaptureSession: @unchecked Sendable {
     /// Adds `output` like ``addOutput(_:)``, throwing ``CaptureError/Code/cannotAddOutput`` when
     /// ``canAddOutput(_:)`` is false.
     public func tryAddOutput(_ output: CaptureOutput) throws(CaptureError) {
+        if let refusal = Self.unsupportedOutputRefusal(output) { throw refusal }
         try mutateChecked { (graph) throws(CaptureError) in
             if graph.outputs.contains(where: { $0 === output }) {
                 throw CaptureError(.cannotAddOutput, "this output is already in the session: add each output once")

@@ -8,8 +8,10 @@
 //
 // would not compile after deleting "AV". These types spell Foundation's, and one registry per
 // observable object (`_KeyValueObservers`) is told by the object's setters when a property
-// changed. Only the properties an object lists in `_observableKeyPaths` can be observed; asking
-// for another traps naming the ones that can (it would otherwise never be called).
+// changed. The properties an object lists in `_observableKeyPaths` are reported by name as they
+// change; any other property can be observed too: it is read again, and reported when its value
+// differs, each time the object reports a change of any property or state (`_KeyValueObservers
+// .recheck()`: a device after each setting it applies, a session at each transition).
 import Foundation
 import Synchronization
 
@@ -98,19 +100,16 @@ extension _KeyValueObservable {
     /// `observe(_:options:changeHandler:)` (same spelling, options and change values); keep the
     /// returned observation. The handler runs on the thread that made the change, after it and
     /// outside Viewfinder's locks — for a session's `isRunning` and `isInterrupted`, on the
-    /// session's notification queue, just before the matching notification is posted. Only the
-    /// properties the type documents as observable report changes; observing another traps,
-    /// naming them.
+    /// session's notification queue, just before the matching notification is posted. The
+    /// properties the type documents as observable report each change; any other property is
+    /// read again whenever the object reports a change (a setting applied to a device, a
+    /// session's transition) and reported when it differs — it never traps.
     public func observe<Value>(
         _ keyPath: KeyPath<Self, Value>, options: NSKeyValueObservingOptions = [],
         changeHandler: @escaping (Self, NSKeyValueObservedChange<Value>) -> Void
     ) -> NSKeyValueObservation {
-        guard let name = Self._observableKeyPaths[keyPath] else {
-            let names = Self._observableKeyPaths.values.sorted().joined(separator: ", ")
-            preconditionFailure(
-                "\(Self.self) reports changes only of \(names): observe one of those, or use the notifications it posts"
-            )
-        }
+        // An unlisted property has no name of its own: it is compared on every recheck.
+        let name = Self._observableKeyPaths[keyPath] ?? ""
         let current = self[keyPath: keyPath]
         let entry = ObservationEntry(
             object: self, name: name, keyPath: keyPath, options: options, last: current, changeHandler)
@@ -128,7 +127,10 @@ extension _KeyValueObservable {
     /// Tells this object's observers of `keyPath` that it changed, to `value` (read from the
     /// object when `nil`). Call it after the change, holding none of the object's locks.
     package func didChangeValue<Value>(for keyPath: KeyPath<Self, Value>, to value: Value? = nil) {
-        guard let name = Self._observableKeyPaths[keyPath] else { return }
+        guard let name = Self._observableKeyPaths[keyPath] else {
+            _keyValueObservers.recheck()
+            return
+        }
         _keyValueObservers.changed(name, newValue: value ?? self[keyPath: keyPath])
     }
 }
@@ -154,6 +156,13 @@ private final class ObservationEntry<Object: AnyObject, Value>: AnyObservationEn
         self.options = options
         self.last = last
         self.handler = handler
+    }
+
+    func takeChangeIfDifferent() -> (@Sendable () -> Void)? {
+        guard let object else { return nil }
+        let value = object[keyPath: keyPath]
+        if sameValue(value, last) { return nil }
+        return takeChange(value)
     }
 
     func takeChange(_ value: Any) -> (@Sendable () -> Void)? {
@@ -193,6 +202,24 @@ private protocol AnyObservationEntry: AnyObject, Sendable {
     /// Records `value` as the last one told (under the registry's lock) and returns the calls to
     /// make outside it; `nil` when the observed object is gone or `value` is not the property's type.
     func takeChange(_ value: Any) -> (@Sendable () -> Void)?
+    /// Reads the property again and, when it differs from the last value told, records it and
+    /// returns the calls to make (for properties observed without a name).
+    func takeChangeIfDifferent() -> (@Sendable () -> Void)?
+}
+
+/// Whether two values of an observed property are the same: `==` when the type is `Equatable`,
+/// identity for objects, else their descriptions.
+private func sameValue(_ a: Any, _ b: Any) -> Bool {
+    if let a = a as? any Equatable { return a.isEqual(to: b) }
+    if type(of: a) is AnyClass { return (a as AnyObject) === (b as AnyObject) }
+    return String(describing: a) == String(describing: b)
+}
+
+extension Equatable {
+    fileprivate func isEqual(to other: Any) -> Bool {
+        guard let other = other as? Self else { return false }
+        return self == other
+    }
 }
 
 /// The observations of one object (see ``_KeyValueObservable``).
@@ -224,7 +251,19 @@ public final class _KeyValueObservers: Sendable {
     /// runs on this thread, in the order the observations were made, outside the registry's lock.
     package func changed(_ name: String, newValue: Any) {
         let calls = state.withLock { state in
-            state.entries.compactMap { $0.entry.name == name ? $0.entry.takeChange(newValue) : nil }
+            state.entries.compactMap { entry -> (@Sendable () -> Void)? in
+                if entry.entry.name.isEmpty { return entry.entry.takeChangeIfDifferent() }
+                return entry.entry.name == name ? entry.entry.takeChange(newValue) : nil
+            }
+        }
+        for call in calls { call() }
+    }
+
+    /// Reads every property observed without a name again and reports those that changed (call
+    /// it after anything that may have changed the object's state, holding none of its locks).
+    package func recheck() {
+        let calls = state.withLock { state in
+            state.entries.compactMap { $0.entry.name.isEmpty ? $0.entry.takeChangeIfDifferent() : nil }
         }
         for call in calls { call() }
     }

@@ -81,6 +81,24 @@ public class CaptureFileOutput: CaptureOutput, @unchecked Sendable {
     /// and the delegate's `didFinishRecordingTo` follows. Does nothing when not recording.
     public func stopRecording() { recorder.stop() }
 
+    /// Pauses the recording under way (AVFoundation's `pauseRecording()`): from the next frame,
+    /// nothing is written until ``resumeRecording()``, and the time paused is taken off the
+    /// timestamps written after it, so the file plays on without a gap. The delegate's
+    /// `didPauseRecordingTo` follows at the first frame held back. Does nothing when not
+    /// recording or before the recording has started (its first frame written).
+    public func pauseRecording() {
+        recorder.status.withLock { if $0.isRecording { $0.isPaused = true } }
+    }
+
+    /// Resumes a paused recording: the delegate's `didResumeRecordingTo` follows at the next
+    /// frame, the first written again. Does nothing when not paused.
+    public func resumeRecording() {
+        recorder.status.withLock { $0.isPaused = false }
+    }
+
+    /// Whether the recording is paused (from ``pauseRecording()`` to ``resumeRecording()``).
+    public var isRecordingPaused: Bool { recorder.status.withLock { $0.isRecording && $0.isPaused } }
+
     /// Whether a recording is under way (from ``startRecording(to:recordingDelegate:)`` until its
     /// end is being reported).
     public var isRecording: Bool { recorder.status.withLock { $0.isRecording } }

@@ -30,9 +30,25 @@ public protocol CaptureFileOutputRecordingDelegate: AnyObject {
     func fileOutput(
         _ output: CaptureFileOutput, didFinishRecordingTo outputFileURL: URL, from connections: [CaptureConnection],
         error: (any Error)?)
+
+    /// The recording paused (``CaptureFileOutput/pauseRecording()``), at its first frame held back.
+    func fileOutput(
+        _ output: CaptureFileOutput, didPauseRecordingTo fileURL: URL, from connections: [CaptureConnection])
+
+    /// The recording resumed (``CaptureFileOutput/resumeRecording()``), at its first frame written again.
+    func fileOutput(
+        _ output: CaptureFileOutput, didResumeRecordingTo fileURL: URL, from connections: [CaptureConnection])
 }
 
 extension CaptureFileOutputRecordingDelegate {
+    /// Does nothing.
+    public func fileOutput(
+        _ output: CaptureFileOutput, didPauseRecordingTo fileURL: URL, from connections: [CaptureConnection]
+    ) {}
+    /// Does nothing.
+    public func fileOutput(
+        _ output: CaptureFileOutput, didResumeRecordingTo fileURL: URL, from connections: [CaptureConnection]
+    ) {}
     /// Does nothing: implementing `didStartRecordingTo` is optional, as in AVFoundation.
     public func fileOutput(
         _ output: CaptureFileOutput, didStartRecordingTo fileURL: URL, from connections: [CaptureConnection]

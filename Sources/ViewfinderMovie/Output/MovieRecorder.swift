@@ -28,6 +28,8 @@ package final class MovieRecorder: @unchecked Sendable {
         package var maxRecordedDuration = MediaTime.invalid
         package var maxRecordedFileSize: Int64 = 0
         package var minFreeDiskSpaceLimit: Int64 = 0
+        /// Whether ``CaptureFileOutput/pauseRecording()`` holds the recording (until resumed).
+        package var isPaused = false
     }
     package let status = Mutex(Status())
 
@@ -65,6 +67,7 @@ package final class MovieRecorder: @unchecked Sendable {
             status.recordedDuration = .zero
             status.recordedFileSize = 0
             status.recordedFrames = 0
+            status.isPaused = false
         }
         let recording = Recording(url: url, delegate: delegate, output: output, connections: output.connections)
         queue.async { [self] in
@@ -148,6 +151,28 @@ package final class MovieRecorder: @unchecked Sendable {
                     .droppedByProcessor("movie file output: a Motion-JPEG frame did not decode: \(error.message)"))
             }
         }
+        // Paused: frames are not written; at the first frame after resuming, the time spent
+        // paused is taken off every later timestamp, so the file has no gap.
+        let paused = status.withLock { $0.isPaused }
+        if paused, recording.didStart {
+            if recording.pausedAt == nil {
+                recording.pausedAt = sample.presentationTime
+                delegateQueue.async {
+                    recording.delegate.delegate.fileOutput(
+                        recording.output, didPauseRecordingTo: recording.url, from: recording.connections)
+                }
+            }
+            return .ready((), holdsSlot: false)
+        }
+        if !paused, let pausedAt = recording.pausedAt {
+            recording.pausedAt = nil
+            recording.timeOffset = recording.timeOffset + (sample.presentationTime - pausedAt)
+            delegateQueue.async {
+                recording.delegate.delegate.fileOutput(
+                    recording.output, didResumeRecordingTo: recording.url, from: recording.connections)
+            }
+        }
+        let presentationTime = sample.presentationTime - recording.timeOffset
         let limits = status.withLock { ($0.maxRecordedDuration, $0.maxRecordedFileSize, $0.minFreeDiskSpaceLimit) }
         // A frame of a stream that settings set since have replaced does not start a recording
         // (a refused change is restored and its stream kept, so this ends).
@@ -171,7 +196,7 @@ package final class MovieRecorder: @unchecked Sendable {
             }
         }
         if let first = recording.firstTime, limits.0.isNumeric,
-            sample.presentationTime - first + sample.duration > limits.0 + MediaTime(value: 1, timescale: 1_000_000)
+            presentationTime - first + sample.duration > limits.0 + MediaTime(value: 1, timescale: 1_000_000)
         {
             finish(
                 recording,
@@ -191,7 +216,7 @@ package final class MovieRecorder: @unchecked Sendable {
         }
         writer.maxFileSize = limits.1 > 0 ? limits.1 : nil
         do throws(RecordingError) {
-            try writer.append(Self.frameToWrite(image), presentationTime: sample.presentationTime)
+            try writer.append(Self.frameToWrite(image), presentationTime: presentationTime)
         } catch {
             switch error.code {
             case .fileSizeLimitReached:
@@ -209,9 +234,9 @@ package final class MovieRecorder: @unchecked Sendable {
             }
             return .ready((), holdsSlot: false)
         }
-        if recording.firstTime == nil { recording.firstTime = sample.presentationTime }
+        if recording.firstTime == nil { recording.firstTime = presentationTime }
         recording.frames += 1
-        let duration = sample.presentationTime - (recording.firstTime ?? sample.presentationTime) + sample.duration
+        let duration = presentationTime - (recording.firstTime ?? presentationTime) + sample.duration
         let size = max(writer.bytesMuxed, writer.bytesWritten)
         status.withLock { status in
             status.recordedDuration = duration
@@ -233,7 +258,7 @@ package final class MovieRecorder: @unchecked Sendable {
     /// recording queue, called by the audio engine for each microphone buffer.
     package func recordAudio(_ chunk: AudioChunk) {
         guard let recording = current, let writer = recording.writer, recording.hasAudioStream,
-            chunk.format.isInterleaved
+            chunk.format.isInterleaved, recording.pausedAt == nil, !status.withLock({ $0.isPaused })
         else { return }
         let format: MovieAudioSampleFormat
         switch chunk.format.sampleFormat {
@@ -242,7 +267,8 @@ package final class MovieRecorder: @unchecked Sendable {
         default: return
         }
         do throws(RecordingError) {
-            try writer.appendAudio(chunk.bytes, format: format, presentationTime: chunk.presentationTime)
+            try writer.appendAudio(
+                chunk.bytes, format: format, presentationTime: chunk.presentationTime - recording.timeOffset)
         } catch {
             switch error.code {
             case .invalidTimestamp: break
@@ -472,6 +498,10 @@ package final class Recording: @unchecked Sendable {  // unchecked: confined to 
     package var didStart = false
     package var firstTime: MediaTime?
     package var frames = 0
+    /// The presentation time of the first frame not written since a pause, while paused.
+    package var pausedAt: MediaTime?
+    /// The time spent paused so far, taken off every timestamp written after it.
+    package var timeOffset = MediaTime.zero
 
     package init(url: URL, delegate: RecordingDelegateBox, output: CaptureFileOutput, connections: [CaptureConnection])
     {

@@ -60,7 +60,7 @@ do {
     let input = try CaptureDeviceInput(device: camera)
     guard session.canAddInput(input) else { fatalError("the session refused the camera") }
     session.addInput(input)
-    output.videoSettings = try VideoSettings(pixelFormat: .bgra)
+    output.typedVideoSettings = try VideoSettings(pixelFormat: .bgra)
     output.setSampleBufferDelegate(handler, queue: DispatchQueue(label: "frames"))
     guard session.canAddOutput(output) else { fatalError("the session refused the output") }
     session.addOutput(output)

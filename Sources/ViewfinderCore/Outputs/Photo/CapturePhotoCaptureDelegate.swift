@@ -1,3 +1,5 @@
+import Foundation
+
 /// Hears how a photo request goes (the counterpart of `AVCapturePhotoCaptureDelegate`). Every
 /// method is optional.
 ///
@@ -34,9 +36,52 @@ public protocol CapturePhotoCaptureDelegate: AnyObject {
     func photoOutput(
         _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings,
         error: (any Error)?)
+    /// The photo as sample buffers (AVFoundation's API before ``CapturePhoto``): never called;
+    /// photos arrive through `photoOutput(_:didFinishProcessingPhoto:error:)`.
+    func photoOutput(
+        _ output: CapturePhotoOutput, didFinishProcessingPhoto photoSampleBuffer: SampleBuffer?,
+        previewPhoto previewPhotoSampleBuffer: SampleBuffer?, resolvedSettings: CaptureResolvedPhotoSettings,
+        bracketSettings: CaptureBracketedStillImageSettings?, error: (any Error)?)
+    /// A RAW photo as sample buffers: never called (no RAW).
+    func photoOutput(
+        _ output: CapturePhotoOutput, didFinishProcessingRawPhoto rawSampleBuffer: SampleBuffer?,
+        previewPhoto previewPhotoSampleBuffer: SampleBuffer?, resolvedSettings: CaptureResolvedPhotoSettings,
+        bracketSettings: CaptureBracketedStillImageSettings?, error: (any Error)?)
+    /// A Live Photo's movie has all its frames: never called (no Live Photos).
+    func photoOutput(
+        _ output: CapturePhotoOutput, didFinishRecordingLivePhotoMovieForEventualFileAt outputFileURL: URL,
+        resolvedSettings: CaptureResolvedPhotoSettings)
+    /// A Live Photo's movie is written: never called (no Live Photos).
+    func photoOutput(
+        _ output: CapturePhotoOutput, didFinishProcessingLivePhotoToMovieFileAt outputFileURL: URL,
+        duration: MediaTime, photoDisplayTime: MediaTime, resolvedSettings: CaptureResolvedPhotoSettings,
+        error: (any Error)?)
 }
 
 extension CapturePhotoCaptureDelegate {
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, didFinishProcessingPhoto photoSampleBuffer: SampleBuffer?,
+        previewPhoto previewPhotoSampleBuffer: SampleBuffer?, resolvedSettings: CaptureResolvedPhotoSettings,
+        bracketSettings: CaptureBracketedStillImageSettings?, error: (any Error)?
+    ) {}
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, didFinishProcessingRawPhoto rawSampleBuffer: SampleBuffer?,
+        previewPhoto previewPhotoSampleBuffer: SampleBuffer?, resolvedSettings: CaptureResolvedPhotoSettings,
+        bracketSettings: CaptureBracketedStillImageSettings?, error: (any Error)?
+    ) {}
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, didFinishRecordingLivePhotoMovieForEventualFileAt outputFileURL: URL,
+        resolvedSettings: CaptureResolvedPhotoSettings
+    ) {}
+    /// Does nothing.
+    public func photoOutput(
+        _ output: CapturePhotoOutput, didFinishProcessingLivePhotoToMovieFileAt outputFileURL: URL,
+        duration: MediaTime, photoDisplayTime: MediaTime, resolvedSettings: CaptureResolvedPhotoSettings,
+        error: (any Error)?
+    ) {}
     /// Does nothing.
     public func photoOutput(
         _ output: CapturePhotoOutput, willBeginCaptureFor resolvedSettings: CaptureResolvedPhotoSettings

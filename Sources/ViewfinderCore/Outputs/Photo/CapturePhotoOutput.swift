@@ -64,17 +64,13 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
         return device?.activeFormat.dimensions ?? CaptureDevice.Dimensions(width: 0, height: 0)
     }
 
-    /// Gone: in AVFoundation it allowed photos larger than the video stream; here a photo is a
-    /// frame of the running stream and never reconfigures it, so a flag could change nothing.
-    /// The compiler's message names what to do instead.
-    @available(
-        *, unavailable,
-        message:
-            "photos are frames of the running stream: delete this line, and for larger photos use the .photo preset or the device's activeFormat; maxPhotoDimensions reads their size"
-    )
+    /// Whether photos may be at the highest resolution the format allows
+    /// (``CaptureDevice/Format/highResolutionStillImageDimensions``), as AVFoundation's flag.
+    /// Kept: a photo is a frame of the running stream, which is already at that size, so photos
+    /// are at it whatever is set. Default `false`, as in AVFoundation.
     public var isHighResolutionCaptureEnabled: Bool {
-        get { false }
-        set {}
+        get { porting.extras.withLock { $0.highResolution } }
+        set { porting.extras.withLock { $0.highResolution = newValue } }
     }
 
     // MARK: Taking photos

@@ -73,6 +73,8 @@ public final class CapturePhotoSettings: Sendable {
         var maxPhotoDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
     }
     private let mutable = Mutex(Mutable())
+    /// AVFoundation's settings that change nothing on Linux (`CapturePhotoSettings+AVFoundation.swift`).
+    package let porting = Mutex(PhotoSettingsExtras())
 
     /// The largest photo asked for (`AVCapturePhotoSettings.maxPhotoDimensions`). Kept and copied
     /// by ``init(from:)``; a photo is always a frame of the running stream, at
@@ -137,7 +139,7 @@ public final class CapturePhotoSettings: Sendable {
         mutable.withLock { $0 = copied }
     }
 
-    private init(resolved: Format?, error: CaptureError?, format: [String: any Sendable]) {
+    package init(resolved: Format?, error: CaptureError?, format: [String: any Sendable]) {
         uniqueID = Self.counter.add(1, ordering: .relaxed).newValue
         resolvedFormat = resolved
         formatError = error
@@ -155,14 +157,13 @@ public final class CapturePhotoSettings: Sendable {
 
     /// Gone, as ``CapturePhotoOutput/isHighResolutionCaptureEnabled`` is: a photo is a frame of
     /// the running stream, so the flag could change nothing.
-    @available(
-        *, unavailable,
-        message:
-            "photos are frames of the running stream: delete this line, and for larger photos use the .photo preset or the device's activeFormat"
-    )
+    /// Whether this photo should be at the highest resolution the format allows
+    /// (``CaptureDevice/Format/highResolutionStillImageDimensions``). Kept and copied: a photo
+    /// is a frame of the running stream, which is already that size, so every photo is at it.
+    /// Default `false`, as in AVFoundation.
     public var isHighResolutionPhotoEnabled: Bool {
-        get { false }
-        set {}
+        get { porting.withLock { $0.highResolution } }
+        set { porting.withLock { $0.highResolution = newValue } }
     }
 
     /// EXIF fields to add to the photo: `"ImageDescription"`, `"Artist"`, `"UserComment"`,

@@ -7,7 +7,7 @@ import Synchronization
 ///
 /// ```swift
 /// let output = CaptureVideoDataOutput()
-/// output.videoSettings = try VideoSettings(pixelFormat: .bgra)
+/// output.typedVideoSettings = try VideoSettings(pixelFormat: .bgra)
 /// output.alwaysDiscardsLateVideoFrames = true
 /// output.setSampleBufferDelegate(myDelegate, queue: DispatchQueue(label: "frames"))
 /// session.addOutput(output)
@@ -35,6 +35,8 @@ public final class CaptureVideoDataOutput: CaptureVideoProcessingOutput, @unchec
     /// Frames in flight (waiting for, or held by, the delegate) before new ones drop as
     /// ``DroppedFrameReason/outOfBuffers``; also the size of the conversion pool.
     public let bufferBudget: Int
+    /// AVFoundation's flags that change nothing on Linux (`Porting/WriterSettings.swift`).
+    package let porting = Mutex(VideoDataOutputExtras())
 
     /// The formats ``VideoSettings`` may ask for: every format the converter produces.
     package static let deliverablePixelFormats: [PixelFormat] = PixelConverter.convertible
