@@ -160,11 +160,15 @@ package final class ALSAPCM: @unchecked Sendable {  // handed to the capture thr
         return Int(snd_pcm_readi(handle, memory, snd_pcm_uframes_t(frames)))
     }
 
-    /// Whether the PCM's card is gone (`SND_PCM_STATE_DISCONNECTED`): alsa-lib then answers a
-    /// wait with `-EIO`, not `-ENODEV`.
+    /// Whether the PCM's card is gone: alsa-lib then answers a wait with `-EIO`, not `-ENODEV`.
+    /// The kernel first swaps the card's file operations for ones that fail every poll and ioctl
+    /// (`-ENODEV`), and only then marks each PCM `SND_PCM_STATE_DISCONNECTED`; a wait that fails
+    /// in between still reads the old state, so an ioctl answering `-ENODEV` (`snd_pcm_avail`
+    /// synchronises with the driver) counts too. Seen in the snd-aloop suite: the card unbound
+    /// mid-capture failed with `-EIO` while the state read `RUNNING`.
     package var isDisconnected: Bool {
         guard let handle else { return false }
-        return snd_pcm_state(handle) == SND_PCM_STATE_DISCONNECTED
+        return snd_pcm_state(handle) == SND_PCM_STATE_DISCONNECTED || snd_pcm_avail(handle) == -Int(ENODEV)
     }
 
     private func closedError() -> CaptureError {
