@@ -30,10 +30,14 @@ fi
 # The tests use the virtual test-pattern camera and virtual microphone as devices of the process
 # (CaptureDevice.default(for: .video) among them): they are opt-in, so the run asks for them.
 export VIEWFINDER_VIRTUAL_DEVICES=1
+# A session that opens a camera applies the camera's saved profile from the XDG config directory:
+# the test binary gets an empty one of its own (removed afterwards), never the user's.
+config_home=$(mktemp -d)
+trap 'rm -rf "$config_home"' EXIT
 results=.build/test-results.xml
 rm -f "$results"
 status=0
-Scripts/pipewire.sh run -- Scripts/v4l2-plugin.sh run -- \
+Scripts/pipewire.sh run -- Scripts/v4l2-plugin.sh run -- env XDG_CONFIG_HOME="$config_home" \
     "$(swift build --show-bin-path)/ViewfinderPackageTests.xctest" --testing-library swift-testing \
     --xunit-output "$results" "$@" || status=$?
 if [ -s "$results" ]; then
