@@ -32,8 +32,9 @@ extension CaptureDevice {
     /// opened, or came back after an unplug); the `object` is the ``CaptureDevice``, the
     /// `userInfo` holds the profile's name under ``CaptureDeviceProfileNameKey`` and the values
     /// it refused (`[CaptureDevice.ProfileProblem]`, empty when all applied) under
-    /// ``CaptureDeviceProfileProblemsKey``. Posted before the device's first frame, on the thread
-    /// that opens the device.
+    /// ``CaptureDeviceProfileProblemsKey``. Posted synchronously before the device's first frame,
+    /// on the thread that opens the device (a session's): observers read or log what they need and
+    /// leave starting or stopping sessions to another queue.
     public static let didApplyProfileNotification = Notification.Name("ViewfinderCaptureDeviceDidApplyProfile")
 
     /// A saved value the device refused when a profile was applied: which setting, and why.
