@@ -25,10 +25,27 @@ import Foundation
 /// }
 /// ```
 ///
-/// Every part is optional: a profile may hold controls only. `pixelFormat` is the four-character
+/// With typed camera controls the file also has a `"camera"` object (`"focusMode" : "locked"`,
+/// `"lensPosition" : 0.5`, `"exposureMode" : "custom"`, `"exposureDuration" : "1/100"`,
+/// `"whiteBalanceMode"`, `"whiteBalanceTemperature"` in kelvin, `"videoZoomFactor"`, `"torchMode"`,
+/// `"powerLineFrequency"`). Every part is optional: a profile may hold controls only. `pixelFormat` is the four-character
 /// code (``PixelFormat/fourCC``) or the format's ``PixelFormat/name``; `frameDuration` is
 /// `value/timescale` seconds (`"1/15"` is 15 frames per second).
 package struct CameraProfile: Codable, Sendable, Hashable {
+    /// The typed camera settings, by the names of AVFoundation's modes (`"continuousAutoFocus"`,
+    /// `"custom"`, `"locked"`, `"fiftyHertz"`, …); each only where the camera has the control.
+    package struct CameraEntry: Codable, Sendable, Hashable {
+        package var focusMode: String?
+        package var lensPosition: Float?
+        package var exposureMode: String?
+        package var exposureDuration: String?
+        package var whiteBalanceMode: String?
+        package var whiteBalanceTemperature: Int?
+        package var videoZoomFactor: Double?
+        package var torchMode: String?
+        package var powerLineFrequency: String?
+    }
+
     /// A format by what identifies it among a device's formats.
     package struct FormatEntry: Codable, Sendable, Hashable {
         package var pixelFormat: String
@@ -39,6 +56,8 @@ package struct CameraProfile: Codable, Sendable, Hashable {
 
     /// The file layout's version (1); a hand-written file may leave it out.
     package var version: Int? = 1
+    /// The typed camera settings (focus, exposure, white balance, zoom, torch, anti-flicker).
+    package var camera: CameraEntry?
     package var uniqueID: String?
     package var localizedName: String?
     package var format: FormatEntry?

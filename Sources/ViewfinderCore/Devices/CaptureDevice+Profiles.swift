@@ -49,6 +49,18 @@ extension CaptureDevice {
             case activeFormat
             /// The saved frame duration (the active format does not support it).
             case activeVideoMinFrameDuration
+            /// The saved focus mode or lens position.
+            case focus
+            /// The saved exposure mode or duration.
+            case exposure
+            /// The saved white-balance mode or temperature.
+            case whiteBalance
+            /// The saved zoom factor.
+            case videoZoomFactor
+            /// The saved torch mode.
+            case torchMode
+            /// The saved anti-flicker frequency.
+            case powerLineFrequency
             /// The profile's file itself (it could not be read: applied automatically, nothing applied).
             case profileFile
 
@@ -57,6 +69,12 @@ extension CaptureDevice {
                 case .control(let id, let value): return "control \(id) = \(value)"
                 case .activeFormat: return "active format"
                 case .activeVideoMinFrameDuration: return "frame duration"
+                case .focus: return "focus"
+                case .exposure: return "exposure"
+                case .whiteBalance: return "white balance"
+                case .videoZoomFactor: return "zoom factor"
+                case .torchMode: return "torch mode"
+                case .powerLineFrequency: return "power-line frequency"
                 case .profileFile: return "profile file"
                 }
             }
@@ -96,8 +114,10 @@ extension CaptureDevice {
     public var savedProfileNames: [String] { profileStore.names(for: uniqueID) }
 
     /// Saves the device's writable generic control values (``controls``, except read-only,
-    /// inactive and button controls), its ``activeFormat`` and ``activeVideoMinFrameDuration``
-    /// as profile `name`, replacing a profile of that name. Throws
+    /// inactive and button controls), its typed camera settings (focus mode and lens position,
+    /// exposure mode and duration, white-balance mode and temperature, zoom, torch, anti-flicker:
+    /// those the camera has), its ``activeFormat`` and ``activeVideoMinFrameDuration`` as profile
+    /// `name`, replacing a profile of that name. Throws
     /// ``CaptureError/Code/invalidArgument`` for a name that cannot be a file name,
     /// ``CaptureError/Code/deviceNotFound`` when the device is gone, or the file system's error.
     public func saveProfile(named name: String = CaptureDevice.defaultProfileName) throws(CaptureError) {
@@ -117,8 +137,12 @@ extension CaptureDevice {
             let duration = activeVideoMinFrameDuration
             if duration.isNumeric { profile.frameDuration = CameraProfile.formatDuration(duration) }
         }
+        let camera = savedCameraSettings()
+        profile.camera = camera == CameraProfile.CameraEntry() ? nil : camera
         var values: [String: Int] = [:]
         for control in controls where !control.isReadOnly && !control.isInactive && control.kind != .button {
+            // The white-balance temperature is kept with the white-balance mode, which it needs.
+            if control.id == .whiteBalanceTemperature && camera.whiteBalanceTemperature != nil { continue }
             if let value = try? value(of: control.id) { values[control.id.rawValue] = value }
         }
         profile.controls = values
@@ -127,7 +151,9 @@ extension CaptureDevice {
 
     /// Applies profile `name`: its active format and frame duration (as ``setActiveFormat(_:)``
     /// and ``setActiveVideoMinFrameDuration(_:)`` would, so a running session restarts in them),
-    /// then its control values (as ``setValue(_:for:)``). Takes the configuration lock itself.
+    /// its typed camera settings (as ``setFocusModeLocked(lensPosition:)``,
+    /// ``setExposureModeCustom(duration:)``, ``setWhiteBalanceModeLocked(temperature:)`` and the
+    /// other setters would), then its control values (as ``setValue(_:for:)``). Takes the configuration lock itself.
     ///
     /// Values the device refuses are skipped and returned; the rest apply. Throws
     /// ``CaptureError/Code/invalidArgument`` when there is no such profile or its file is not a
@@ -219,12 +245,119 @@ extension CaptureDevice {
                 }
             }
         }
+        if let camera = profile.camera { problems += apply(camera) }
         for (key, value) in (profile.controls ?? [:]).sorted(by: { $0.key < $1.key }) {
             let id = Control.ID(rawValue: key)
             do throws(CaptureError) {
                 try setValue(value, for: id)
             } catch {
                 problems.append(ProfileProblem(setting: .control(id, value: value), error: error))
+            }
+        }
+        return problems
+    }
+}
+
+extension CaptureDevice {
+    /// The typed settings the camera has, as a profile keeps them.
+    fileprivate func savedCameraSettings() -> CameraProfile.CameraEntry {
+        var entry = CameraProfile.CameraEntry()
+        let focusModes: [FocusMode] = [.locked, .autoFocus, .continuousAutoFocus]
+        if focusModes.contains(where: isFocusModeSupported) {
+            entry.focusMode = "\(focusMode)"
+            if focusMode == .locked && isLockingFocusWithCustomLensPositionSupported {
+                entry.lensPosition = lensPosition
+            }
+        }
+        let exposureModes: [ExposureMode] = [.locked, .autoExpose, .continuousAutoExposure, .custom]
+        if exposureModes.contains(where: isExposureModeSupported) {
+            entry.exposureMode = "\(exposureMode)"
+            if exposureMode == .custom || exposureMode == .locked, exposureDuration.isNumeric {
+                entry.exposureDuration = CameraProfile.formatDuration(exposureDuration)
+            }
+        }
+        let whiteBalanceModes: [WhiteBalanceMode] = [.locked, .autoWhiteBalance, .continuousAutoWhiteBalance]
+        if whiteBalanceModes.contains(where: isWhiteBalanceModeSupported) {
+            entry.whiteBalanceMode = "\(whiteBalanceMode)"
+            if whiteBalanceMode == .locked { entry.whiteBalanceTemperature = whiteBalanceTemperature }
+        }
+        if maxAvailableVideoZoomFactor > 1 { entry.videoZoomFactor = videoZoomFactor }
+        if hasTorch { entry.torchMode = "\(torchMode)" }
+        entry.powerLineFrequency = powerLineFrequency.map { "\($0)" }
+        return entry
+    }
+
+    /// The value named `text` among `values` (by case name), or the error saying which names exist.
+    private func named<T>(_ text: String, _ values: [T], _ what: String) throws(CaptureError) -> T {
+        guard let value = values.first(where: { "\($0)" == text }) else {
+            throw CaptureError(
+                .invalidArgument,
+                "'\(text)' is not a \(what): use one of \(values.map { "\"\($0)\"" }.joined(separator: ", "))")
+        }
+        return value
+    }
+
+    /// Applies the typed settings of a profile (anti-flicker, zoom and torch, then each mode with
+    /// the value it needs); returns what the camera refused. The configuration lock is held.
+    fileprivate func apply(_ entry: CameraProfile.CameraEntry) -> [ProfileProblem] {
+        var problems: [ProfileProblem] = []
+        func attempt(_ setting: ProfileProblem.Setting, _ body: () throws(CaptureError) -> Void) {
+            do throws(CaptureError) {
+                try body()
+            } catch {
+                problems.append(ProfileProblem(setting: setting, error: error))
+            }
+        }
+        if let text = entry.powerLineFrequency {
+            attempt(.powerLineFrequency) { () throws(CaptureError) in
+                try setPowerLineFrequency(try named(text, PowerLineFrequency.allCases, "power-line frequency"))
+            }
+        }
+        if let factor = entry.videoZoomFactor {
+            attempt(.videoZoomFactor) { () throws(CaptureError) in try setVideoZoomFactor(factor) }
+        }
+        if let text = entry.torchMode {
+            attempt(.torchMode) { () throws(CaptureError) in
+                try setTorchMode(try named(text, [TorchMode.off, .on, .auto], "torch mode"))
+            }
+        }
+        if let text = entry.focusMode {
+            attempt(.focus) { () throws(CaptureError) in
+                let mode = try named(text, [FocusMode.locked, .autoFocus, .continuousAutoFocus], "focus mode")
+                if mode == .locked, let position = entry.lensPosition {
+                    try setFocusModeLocked(lensPosition: position)
+                } else {
+                    try setFocusMode(mode)
+                }
+            }
+        }
+        if let text = entry.exposureMode {
+            attempt(.exposure) { () throws(CaptureError) in
+                let modes: [ExposureMode] = [.locked, .autoExpose, .continuousAutoExposure, .custom]
+                let mode = try named(text, modes, "exposure mode")
+                if mode == .custom || mode == .locked, let durationText = entry.exposureDuration {
+                    guard let duration = CameraProfile.parseDuration(durationText) else {
+                        throw CaptureError(
+                            .invalidArgument,
+                            "the exposure duration '\(durationText)' is not 'value/timescale' seconds: write it as \"1/100\""
+                        )
+                    }
+                    try setExposureModeCustom(duration: duration)
+                    if mode == .locked { try setExposureMode(.locked) }
+                } else {
+                    try setExposureMode(mode)
+                }
+            }
+        }
+        if let text = entry.whiteBalanceMode {
+            attempt(.whiteBalance) { () throws(CaptureError) in
+                let modes: [WhiteBalanceMode] = [.locked, .autoWhiteBalance, .continuousAutoWhiteBalance]
+                let mode = try named(text, modes, "white-balance mode")
+                if mode == .locked, let kelvin = entry.whiteBalanceTemperature {
+                    try setWhiteBalanceModeLocked(temperature: kelvin)
+                } else {
+                    try setWhiteBalanceMode(mode)
+                }
             }
         }
         return problems
