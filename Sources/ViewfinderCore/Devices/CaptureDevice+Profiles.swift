@@ -13,8 +13,10 @@ package struct ProfileState: Sendable {
 
 /// Camera profiles: a device's control values, active format and frame rate saved under its
 /// ``uniqueID`` and applied again later — by hand with ``applyProfile(named:)``, or by itself when
-/// the device is opened (a session starts streaming it) and each time it comes back after an
-/// unplug or a suspend, before the first frame is delivered (``automaticallyAppliesProfile``).
+/// the device is opened (the first session that streams it after it connected) and each time it
+/// comes back after an unplug or a suspend, before the first frame is delivered
+/// (``automaticallyAppliesProfile``). Values changed while the camera stays plugged in are kept
+/// across session restarts, as the camera keeps them.
 ///
 /// UVC cameras forget exposure, white balance and picture controls on every replug; a profile
 /// puts them back. Profiles are files a person can read and edit: JSON with sorted keys in
