@@ -54,10 +54,14 @@ report() {
 kernel=${VIEWFINDER_KERNEL_TESTS:-}
 [ -z "$kernel" ] && { [ $# -eq 0 ] && kernel=1 || kernel=0; }
 status=0
+# A session that opens a camera applies the camera's saved profile from the XDG config directory:
+# the test binary gets an empty one of its own (removed afterwards), never the user's.
+config_home=$(mktemp -d)
+trap 'rm -rf "$config_home"' EXIT
 if [ "$kernel" != only ]; then
     results=.build/test-results.xml
     rm -f "$results"
-    Scripts/pipewire.sh run -- Scripts/v4l2-plugin.sh run -- \
+    Scripts/pipewire.sh run -- Scripts/v4l2-plugin.sh run -- env XDG_CONFIG_HOME="$config_home" \
         "$binary" --testing-library swift-testing --xunit-output "$results" "$@" || status=$?
     report tests "$results"
 fi
@@ -75,7 +79,7 @@ if [ "$kernel" != 0 ]; then
     node_types=$(printf '0x1,%.0s' $(seq 22))
     started=$(date +%s)
     vm_status=0
-    Scripts/kernel-vm.sh run --out "$out" \
+    Scripts/kernel-vm.sh run --out "$out" --env XDG_CONFIG_HOME=/tmp/viewfinder-config \
         --module "vivid n_devs=22 node_types=${node_types%,}" --module "snd-aloop pcm_substreams=2" -- \
         "$binary" --testing-library swift-testing --no-parallel \
         --xunit-output /tmp/.kernel-vm-out/kernel-results.xml "$@" || vm_status=$?

@@ -157,4 +157,28 @@ struct ReadmeExampleTests {
         let levels = sound.levels.withLock { $0 }
         #expect(!levels.isEmpty && levels.allSatisfy { $0 > -160 && $0 < 0 })
     }
+
+    @Test("the camera profiles example saves, applies, lists and removes profiles")
+    func cameraProfiles() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vf-config-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // The README's `CaptureDevice.default(for: .video)!`, with its profiles in a temporary XDG_CONFIG_HOME.
+        let camera = VirtualCamera(configuration: .init(uniqueID: "virtual:readme-\(UUID().uuidString)")).device
+        camera.profileStore = .standard(environment: ["XDG_CONFIG_HOME": directory.path])
+
+        // Save what the camera is set to now (controls, format, frame rate) as its default profile:
+        // it is put back whenever a session opens the camera, and after every replug.
+        try camera.saveProfile()
+        // Or keep several and pick one.
+        try camera.saveProfile(named: "Evening")
+        for problem in try camera.applyProfile(named: "Evening") {
+            print("not applied: \(problem)")  // a value the camera refuses now
+        }
+        camera.automaticallyAppliedProfileName = "Evening"
+        camera.automaticallyAppliesProfile = false  // or none at all
+        print(camera.savedProfileNames)  // ["Evening", "default"]
+        try camera.removeProfile(named: "Evening")
+
+        #expect(camera.savedProfileNames == ["default"])
+    }
 }

@@ -82,6 +82,8 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
     package let extras = Mutex(DeviceExtras())
     /// Key-value observers (`Porting/KeyValueObserving+Capture.swift`).
     package let porting = PortingState(())
+    /// Camera profile settings (`CaptureDevice+Profiles.swift`).
+    package let profiles = Mutex(ProfileState())
 
     package init(backend: any DeviceBackend) {
         self.backend = backend

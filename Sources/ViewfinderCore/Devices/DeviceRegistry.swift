@@ -59,6 +59,7 @@ package final class DeviceRegistry: Sendable {
         for backend in changes.disconnected {
             let device = known.withLock { $0[backend.uniqueID] }
             if let device, device.backend === backend {
+                device.profileNeedsReapplying()  // a camera that comes back forgot its settings
                 NotificationCenter.default.post(name: CaptureDevice.wasDisconnectedNotification, object: device)
             }
         }

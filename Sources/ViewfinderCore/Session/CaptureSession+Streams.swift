@@ -67,6 +67,9 @@ extension CaptureSession {
         // Negotiating and starting (or joining) as one step: two sessions resuming at once must
         // not both negotiate before either stream is running, or the later could not join it.
         try SharedDeviceStream.serialized { () throws(CaptureError) -> DeviceStream in
+            // Opening the device (no session streams it yet): its saved profile first, so the
+            // first frame already has the saved values (the profile's format is then negotiated).
+            if SharedDeviceStream.stream(on: device) == nil { device.applyAutomaticProfileIfNeeded() }
             let outputs = DeviceStream.outputs(of: connections)
             let requests = outputs.map { $0.makeRequest() }
             let choice = try SharedDeviceStream.negotiate(
@@ -172,6 +175,7 @@ extension CaptureSession {
         stream.stop()
         post(Self.runtimeErrorNotification, error: error)
         if error.code == .deviceDisconnected {
+            stream.device.profileNeedsReapplying()  // a camera that comes back forgot its settings
             state.withLock {
                 $0.streams.removeAll { $0 === stream }
                 $0.interrupted = true
