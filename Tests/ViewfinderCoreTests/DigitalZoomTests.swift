@@ -247,6 +247,43 @@ struct DigitalZoomTests {
         #expect(device.videoZoomFactor == 2)
     }
 
+    @Test("a photo is zoomed as the video frames are (the zoom runs before any output)")
+    func photoIsZoomed() throws {
+        let clock = ManualClock()
+        let camera = VirtualCamera(
+            configuration: .init(clock: clock, formats: [PhotoTestSupport.format(.nv12VideoRange)]))
+        let session = CaptureSession(notificationCenter: NotificationCenter())
+        let photos = CapturePhotoOutput()
+        let recorder = PhotoRecorder()
+        try session.tryAddInput(try CaptureDeviceInput(device: camera.device))
+        try session.tryAddOutput(photos)
+        try camera.device.lockForConfiguration()
+        camera.device.videoZoomFactor = 2
+        camera.device.unlockForConfiguration()
+        session.startRunning()
+        #expect(session.isRunning)
+        #expect(clock.waitUntilSleeping())
+        let settings = CapturePhotoSettings()
+        photos.capturePhoto(with: settings, delegate: recorder)
+        clock.advance(by: .fps(30))
+        #expect(clock.waitUntilSleeping())
+        #expect(recorder.waitForFinished())
+        session.stopRunning()
+        let photo = try #require(recorder.results(settings.uniqueID).first?.photo)
+        let file = [UInt8](try #require(photo.fileDataRepresentation()))
+        let decoder = try JPEGDecoder(width: 640, height: 480, pixelFormat: .bgra)
+        let image = try JPEGTestSupport.buffer(.bgra, 640, 480)
+        try decoder.decode(file, into: image)
+        for (index, bar) in [2, 3, 4, 5, 3].enumerated() {
+            let (x, y) = Self.probes[index]
+            let colour = ConversionReference.rgb(
+                ConversionReference.components(of: image, x: x, y: y), format: .bgra)
+            #expect(Self.close(colour, bar, tolerance: 0.08), "photo probe \((x, y)): \(colour)")
+        }
+        let factor = try #require(Self.measuredFactor(image))
+        #expect(abs(factor - 2) <= 0.05, "\(factor)")
+    }
+
     @Test("the digital limit: 16 for raw formats, 1 for Motion-JPEG; out-of-range factors throw and name the range")
     func limits() throws {
         let rates = [FrameRateRange(framesPerSecond: 30)]
