@@ -597,7 +597,9 @@ extension CaptureDevice {
     /// Zooms smoothly to `factor` at `rate`, in powers of two per second (1 doubles or halves
     /// the factor each second), as AVFoundation does; the ramp goes on after
     /// ``unlockForConfiguration()`` and ends at `factor`, at ``cancelVideoZoomRamp()`` or when
-    /// ``videoZoomFactor`` is set. Needs the configuration lock; `factor` out of range, or a
+    /// ``videoZoomFactor`` is set. A camera zooming digitally moves the factor frame by frame,
+    /// by each frame's timestamp (the first frame after this call is the ramp's time zero), so
+    /// the ramp advances while the camera streams; one with a zoom control steps the control. Needs the configuration lock; `factor` out of range, or a
     /// camera without zoom, traps naming the fix (``rampVideoZoom(to:rate:)`` throws instead).
     public func ramp(toVideoZoomFactor factor: CGFloat, withRate rate: Float) {
         applySetting("rampVideoZoom(to:rate:)") { () throws(CaptureError) in
@@ -620,6 +622,11 @@ extension CaptureDevice {
         cancelVideoZoomRamp()
         let start = Double(videoZoomFactor)
         if abs(start - factor) < 1e-9 { return }
+        if zoomsDigitally {
+            extras.withLock { $0.zoomRamp = ZoomRamp(start: start, target: factor, rate: rate) }
+            _keyValueObservers.recheck()
+            return
+        }
         let begin = HostClock().now().seconds
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global())
         let ramp = ZoomRamp(timer: timer)
@@ -659,7 +666,7 @@ extension CaptureDevice {
     }
 
     private func endZoomRamp(_ ramp: ZoomRamp) {
-        ramp.timer.cancel()
+        ramp.timer?.cancel()
         extras.withLock { if $0.zoomRamp === ramp { $0.zoomRamp = nil } }
         _keyValueObservers.recheck()
     }

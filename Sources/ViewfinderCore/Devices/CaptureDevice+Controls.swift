@@ -205,34 +205,81 @@ extension CaptureDevice {
 
     // MARK: Zoom
 
-    /// The smallest zoom factor (1 on cameras with a zoom control).
+    /// The smallest zoom factor: 1.
     public var minAvailableVideoZoomFactor: CGFloat { 1 }
 
-    /// The largest zoom factor: 1 without a zoom control.
-    public var maxAvailableVideoZoomFactor: CGFloat { CGFloat(capabilities.maxZoomFactor ?? 1) }
+    /// The largest zoom factor: the zoom control's on a camera with one; else the digital zoom's
+    /// (``Format/videoMaxZoomFactor`` of ``activeFormat``: 16 for raw formats, 1 for Motion-JPEG).
+    public var maxAvailableVideoZoomFactor: CGFloat {
+        if let optical = capabilities.maxZoomFactor { return CGFloat(optical) }
+        return activeFormat.videoMaxZoomFactor
+    }
 
-    /// The zoom factor now (1 without a zoom control). Setting it traps on misuse (no lock, out of
-    /// range), as AVFoundation raises; ``setVideoZoomFactor(_:)`` throws instead.
+    /// Whether the camera zooms digitally (it has no zoom control): frames are cropped to their
+    /// centre and scaled back (``DigitalZoom``).
+    package var zoomsDigitally: Bool { capabilities.maxZoomFactor == nil }
+
+    /// The zoom factor now. A camera with a zoom control reports the control's value; one
+    /// without zooms digitally, as AVFoundation does beyond the optics: frames of every output
+    /// show the centre `1/videoZoomFactor` of the picture, scaled to the full size. Setting it
+    /// traps on misuse (no lock, out of range), as AVFoundation raises; ``setVideoZoomFactor(_:)``
+    /// throws instead. Setting it ends a ramp (``ramp(toVideoZoomFactor:withRate:)``).
     public var videoZoomFactor: CGFloat {
         get {
+            guard !zoomsDigitally else { return CGFloat(extras.withLock { $0.digitalZoomFactor }) }
             if case .zoomFactor(let factor) = current(.zoomFactor) { return CGFloat(factor) }
             return 1
         }
         set { applySetting("setVideoZoomFactor(_:)") { () throws(CaptureError) in try setVideoZoomFactor(newValue) } }
     }
 
-    /// Zooms to `factor` (``minAvailableVideoZoomFactor`` … ``maxAvailableVideoZoomFactor``).
-    /// Requires the configuration lock.
+    /// Zooms to `factor` (``minAvailableVideoZoomFactor`` … ``maxAvailableVideoZoomFactor``),
+    /// ending a ramp under way. Requires the configuration lock.
     public func setVideoZoomFactor(_ factor: CGFloat) throws(CaptureError) {
         let factor = Double(factor)
         try requireConfigurationLock("zooming")
-        guard let maximum = capabilities.maxZoomFactor else { throw unsupportedControl("zoom control") }
+        guard let maximum = capabilities.maxZoomFactor else {
+            let maximum = Double(activeFormat.videoMaxZoomFactor)
+            guard factor >= 1, factor <= maximum + 1e-9 else {
+                throw CaptureError(
+                    .invalidArgument,
+                    "zoom factor \(factor) is out of range for '\(localizedName)' in \(activeFormat): use 1 … \(maximum)"
+                        + (maximum > 1 ? "" : " (Motion-JPEG frames are not zoomed digitally: choose a raw format)"))
+            }
+            cancelVideoZoomRamp()
+            extras.withLock { $0.digitalZoomFactor = factor }
+            _keyValueObservers.recheck()
+            return
+        }
         guard factor >= 1, factor <= maximum + 1e-9 else {
             throw CaptureError(
                 .invalidArgument,
                 "zoom factor \(factor) is out of range for '\(localizedName)': use 1 … \(maximum)")
         }
+        cancelVideoZoomRamp()
         try apply(.zoomFactor(factor), "zoom control")
+    }
+
+    /// The digital zoom factor for the frame stamped `time` (called once per device frame by
+    /// ``SharedDeviceStream``): a digital ramp under way moves the factor to
+    /// `start · 2^(±rate · (time − first ramp frame's time))`, by the frames' own timestamps,
+    /// and ends at its target. 1 (no work) on a camera with a zoom control.
+    package func digitalZoomFactor(forFrameAt time: MediaTime) -> Double {
+        let (factor, ramped) = extras.withLock { extras -> (Double, Bool) in
+            guard let ramp = extras.zoomRamp, ramp.timer == nil else { return (extras.digitalZoomFactor, false) }
+            let begin = ramp.begin ?? time
+            ramp.begin = begin
+            let step = Self.zoomRampStep(
+                from: ramp.start, to: ramp.target, rate: ramp.rate, elapsed: (time - begin).seconds)
+            extras.digitalZoomFactor = step.factor
+            if step.done { extras.zoomRamp = nil }
+            return (step.factor, true)
+        }
+        if ramped {
+            // Observers of the factor (and of the ramp's end) never run on the capture thread.
+            DispatchQueue.global().async { [self] in _keyValueObservers.recheck() }
+        }
+        return factor
     }
 
     /// One step of a zoom ramp: applies `factor` without the configuration lock (the ramp was

@@ -167,12 +167,30 @@ package struct DeviceExtras: Sendable {
     package var exposureRect = CGRect(x: 0, y: 0, width: 1, height: 1)
     /// The running zoom ramp, if any.
     package var zoomRamp: ZoomRamp?
+    /// The digital zoom factor of a camera without a zoom control (``DigitalZoom``).
+    package var digitalZoomFactor: Double = 1
 }
 
-/// A zoom ramp under way (``CaptureDevice/ramp(toVideoZoomFactor:withRate:)``).
-package final class ZoomRamp: @unchecked Sendable {  // unchecked: the timer is only resumed and cancelled.
-    package let timer: any DispatchSourceTimer
-    package init(timer: any DispatchSourceTimer) { self.timer = timer }
+/// A zoom ramp under way (``CaptureDevice/ramp(toVideoZoomFactor:withRate:)``): on a camera
+/// with a zoom control, a timer stepping the control; on one zooming digitally, a ramp each
+/// frame advances by its own timestamp (``CaptureDevice/digitalZoomFactor(forFrameAt:)``).
+// unchecked: the timer is only resumed and cancelled; `begin` changes under the device's `extras` lock.
+package final class ZoomRamp: @unchecked Sendable {
+    package let timer: (any DispatchSourceTimer)?
+    package let start: Double
+    package let target: Double
+    package let rate: Float
+    /// The timestamp of the first frame the digital ramp zoomed (its time zero).
+    package var begin: MediaTime?
+    package init(timer: any DispatchSourceTimer) {
+        self.timer = timer
+        (start, target, rate) = (1, 1, 0)
+    }
+    /// A digital ramp from `start` to `target` at `rate` powers of two per second.
+    package init(start: Double, target: Double, rate: Float) {
+        timer = nil
+        (self.start, self.target, self.rate) = (start, target, rate)
+    }
 }
 
 extension CaptureDevice.Format {

@@ -410,8 +410,11 @@ extension CaptureDevice.Format {
     public var isAutoVideoFrameRateSupported: Bool { false }
     /// Zoom factors at which the sensor's full resolution is used: none.
     public var secondaryNativeResolutionZoomFactors: [CGFloat] { [] }
-    /// The largest zoom factor: 1 (zoom is the device's control: ``CaptureDevice/maxAvailableVideoZoomFactor``).
-    public var videoMaxZoomFactor: CGFloat { 1 }
+    /// The largest digital zoom factor frames of this format take (``CaptureDevice/videoZoomFactor``
+    /// on a camera without a zoom control): 16 for raw video formats (less for frames under 256
+    /// pixels on their short side, so the centre kept is at least 16 pixels), 1 for Motion-JPEG
+    /// and audio formats, which are not zoomed digitally.
+    public var videoMaxZoomFactor: CGFloat { CGFloat(DigitalZoom.maximumFactor(for: self)) }
     /// The zoom factor from which frames are upscaled: 1.
     public var videoZoomFactorUpscaleThreshold: CGFloat { 1 }
     /// The zoom range the system recommends: `nil` (none).

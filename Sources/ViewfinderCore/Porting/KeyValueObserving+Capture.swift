@@ -56,6 +56,26 @@ package struct DeviceInputExtras: Sendable {
     package var videoMinFrameDurationOverride = MediaTime.invalid
 }
 
+/// A device input's ``DeviceInputExtras`` under a lock. Not a `Mutex`: Swift 6.3.1's optimizer
+/// crashes (CopyPropagation, "Found outside of lifetime use") on the deinit of a public final
+/// class holding a `Mutex` of this trivial struct when it is compiled into another module with
+/// `-O` (the release build of `viewfinder-bench`, so the allocation gate).
+///
+/// Thread safety: `value` is only touched under `lock`.
+package final class DeviceInputPorting: @unchecked Sendable {  // unchecked: `value` only under `lock`.
+    private let lock = NSLock()
+    private var value = DeviceInputExtras()
+
+    package init() {}
+
+    /// Runs `body` on the extras under the lock.
+    package func withLock<T>(_ body: (inout DeviceInputExtras) -> T) -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        return body(&value)
+    }
+}
+
 // MARK: Session
 
 extension CaptureSession: _KeyValueObservable {

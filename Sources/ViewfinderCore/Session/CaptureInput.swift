@@ -51,7 +51,7 @@ public final class CaptureDeviceInput: CaptureInput, @unchecked Sendable {  // u
     /// The device frames come from.
     public let device: CaptureDevice
     /// AVFoundation's settings that change nothing on Linux (`Porting/CaptureInput+AVFoundation.swift`).
-    package let porting = Mutex(DeviceInputExtras())
+    package let porting = DeviceInputPorting()
 
     /// An input for `device`. Throws ``CaptureError/Code/deviceNotFound`` when the device is
     /// unknown or no longer connected, and ``CaptureError/Code/permissionDenied`` (saying what to

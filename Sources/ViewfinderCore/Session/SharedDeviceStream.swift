@@ -22,6 +22,9 @@ package final class SharedDeviceStream: DeviceStreamSink {
     /// The format and rate it runs at.
     package let choice: FormatNegotiator.Choice
     private let subscribers = Mutex<[DeviceStream]>([])
+    /// The device's digital zoom (``CaptureDevice/videoZoomFactor`` on a camera without a zoom
+    /// control), applied to each frame before it fans out.
+    private let zoom = DigitalZoom()
 
     /// Serialises negotiating and starting or joining a device's stream across sessions.
     private static let starting = NSRecursiveLock()
@@ -143,6 +146,15 @@ package final class SharedDeviceStream: DeviceStreamSink {
     // MARK: DeviceStreamSink
 
     package func deviceDidCapture(_ frame: CapturedSample) {
+        var frame = frame
+        if case .image = frame.payload {
+            // Digital zoom, once for every output of every session (a mutex read at factor 1).
+            let factor = device.digitalZoomFactor(forFrameAt: frame.presentationTime)
+            if factor != 1 {
+                guard let zoomed = zoom.zoom(frame, by: factor) else { return }
+                frame = zoomed
+            }
+        }
         subscribers.withLock { list in
             for stream in list { stream.deviceDidCapture(frame) }
         }
