@@ -4,7 +4,8 @@
 # where possible, and removed afterwards (Scripts/v4l2-plugin.sh); a private PipeWire daemon
 # (pipewire, wireplumber, a D-Bus session bus) runs beside the tests and is stopped afterwards
 # (Scripts/pipewire.sh). Then the kernel-driver suites run against vivid and snd-aloop in a QEMU
-# VM (Scripts/kernel-vm.sh; VIEWFINDER_KERNEL_TESTS below). With VIEWFINDER_TEST_PREBUILT=1 the
+# VM (Scripts/kernel-vm.sh; VIEWFINDER_KERNEL_TESTS below), with a uvcvideo camera attached over
+# USB/IP there (Tests/UVCGadget/setup.sh). With VIEWFINDER_TEST_PREBUILT=1 the
 # packages and the build are taken as they are (Scripts/flake-hunt.sh builds once, then runs this
 # several times).
 set -euo pipefail
@@ -75,8 +76,12 @@ if [ "$kernel" != 0 ]; then
     node_types=$(printf '0x1,%.0s' $(seq 22))
     started=$(date +%s)
     vm_status=0
+    # The uvcvideo suite's gadget program (Tests/UVCGadget), compiled here: the VM's root is
+    # read-only. Its drivers: the USB/IP device and host sides, the configfs UVC function, uvcvideo.
+    Tests/UVCGadget/setup.sh build
     Scripts/kernel-vm.sh run --out "$out" \
-        --module "vivid n_devs=22 node_types=${node_types%,}" --module "snd-aloop pcm_substreams=2" -- \
+        --module "vivid n_devs=22 node_types=${node_types%,}" --module "snd-aloop pcm_substreams=2" \
+        --modules "usbip-vudc;vhci-hcd;libcomposite;usb_f_uvc;uvcvideo" -- \
         "$binary" --testing-library swift-testing --no-parallel \
         --xunit-output /tmp/.kernel-vm-out/kernel-results.xml "$@" || vm_status=$?
     elapsed=$(($(date +%s) - started))
