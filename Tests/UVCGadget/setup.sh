@@ -17,6 +17,12 @@
 # (default /tmp/uvc-gadget): gadget.log, usbipd.log. `up` waits up to UVC_GADGET_TIMEOUT seconds
 # (default 120: the VM emulates its CPU) for each step's result, polling for it.
 set -euo pipefail
+# Descriptors inherited beyond stdin/out/err (a caller's pipe) are closed first: the daemons this
+# starts would otherwise hold them open, and a caller reading to end of file would wait forever.
+for descriptor in /proc/$$/fd/*; do
+    descriptor="${descriptor##*/}"
+    [ "$descriptor" -gt 2 ] 2>/dev/null && [ "$descriptor" != 255 ] && eval "exec $descriptor>&-" 2>/dev/null || true
+done
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 state="${UVC_GADGET_DIR:-/tmp/uvc-gadget}"
@@ -148,6 +154,12 @@ up() {
     modprobe usbip-vudc
     modprobe vhci-hcd
     modprobe uvcvideo
+    local capture
+    # Attached already (a gadget program running, uvcvideo's node there): nothing to do.
+    if [ -s "$state/gadget.pid" ] && kill -0 "$(cat "$state/gadget.pid")" 2>/dev/null && capture=$(uvc_capture_node); then
+        echo "$capture"
+        return 0
+    fi
     [ -d "$gadget" ] || create_gadget
     local node
     wait_for "UVC gadget node (driver g_uvc)" 'node=$(gadget_node)'
@@ -155,7 +167,7 @@ up() {
     yuyv="yuyv:$(IFS=,; echo "${yuyv_sizes[*]}")"
     mjpeg="mjpeg:$(IFS=,; echo "${mjpeg_sizes[*]}")"
     if ! [ -s "$state/gadget.pid" ] || ! kill -0 "$(cat "$state/gadget.pid")" 2>/dev/null; then
-        "$program" --device "$node" --maxpacket "$maxpacket" "$yuyv" "$mjpeg" >"$state/gadget.log" 2>&1 &
+        "$program" --device "$node" --maxpacket "$maxpacket" "$yuyv" "$mjpeg" </dev/null >"$state/gadget.log" 2>&1 &
         echo $! >"$state/gadget.pid"
     fi
     wait_for "gadget program ready" 'grep -q "ready" "$state/gadget.log" || { kill -0 $(cat "$state/gadget.pid") 2>/dev/null || die "the gadget program stopped"; false; }'
@@ -163,7 +175,7 @@ up() {
     mkdir -p /var/run/vhci_hcd 2>/dev/null || die "/var/run is not writable (usbip attach needs it)"
     if ! [ -s "$state/usbipd.pid" ] || ! kill -0 "$(cat "$state/usbipd.pid")" 2>/dev/null; then
         # The VM has no network device: usbipd's port (3240) is reachable on its loopback only.
-        usbipd --device >"$state/usbipd.log" 2>&1 &
+        usbipd --device </dev/null >"$state/usbipd.log" 2>&1 &
         echo $! >"$state/usbipd.pid"
     fi
     wait_for "usbipd listening" 'usbip list -r 127.0.0.1 >/dev/null 2>&1 || grep -q "listening" "$state/usbipd.log"'
@@ -172,7 +184,6 @@ up() {
         [ "$(date +%s)" -lt "$deadline" ] || die "usbip attach -r 127.0.0.1 -d $udc kept failing"
         sleep 0.5
     done
-    local capture
     wait_for "uvcvideo capture node" 'capture=$(uvc_capture_node) || { kill -0 $(cat "$state/gadget.pid") 2>/dev/null || die "the gadget program stopped"; false; }'
     echo "$capture"
 }
