@@ -30,7 +30,9 @@
 #   kernel-vm       what Scripts/kernel-vm.sh needs (the kernel-driver tests' virtual machine):
 #                   linux-image-amd64 (a kernel with vivid, snd-aloop, uvcvideo and 9p modules),
 #                   qemu-system-x86 (TCG), busybox-static (the initramfs), v4l-utils (v4l2-ctl, the
-#                   vivid suite's oracle), alsa-utils (aplay/arecord for the snd-aloop suite)
+#                   vivid suite's oracle), alsa-utils (aplay/arecord for the snd-aloop suite), usbip
+#                   (usbipd/usbip: the uvcvideo suite's gadget attached over USB/IP), gcc and
+#                   libturbojpeg0-dev (its gadget program, Tests/UVCGadget)
 #   bench           what Scripts/bench.sh needs: tests (the peers are FFmpeg, GStreamer, Chromium)
 # With no purpose: tests.
 #
@@ -47,7 +49,7 @@ declare -A needs=(
     [preview-window]="libsdl2-dev"
     [testing]=""
     [metadata]="libzxing-dev"
-    [kernel-vm]="linux-image-amd64 qemu-system-x86 busybox-static v4l-utils alsa-utils"
+    [kernel-vm]="linux-image-amd64 qemu-system-x86 busybox-static v4l-utils alsa-utils usbip gcc libturbojpeg0-dev"
     [tools]="python3 ffmpeg xvfb x11-apps netpbm chromium chromium-driver pipewire pipewire-bin wireplumber dbus-daemon python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire qrencode zint"
 )
 products=(core v4l2 pipewire alsa movie web-preview preview-window testing metadata)

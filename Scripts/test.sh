@@ -4,7 +4,8 @@
 # where possible, and removed afterwards (Scripts/v4l2-plugin.sh); a private PipeWire daemon
 # (pipewire, wireplumber, a D-Bus session bus) runs beside the tests and is stopped afterwards
 # (Scripts/pipewire.sh). Then the kernel-driver suites run against vivid and snd-aloop in a QEMU
-# VM (Scripts/kernel-vm.sh; VIEWFINDER_KERNEL_TESTS below). With VIEWFINDER_TEST_PREBUILT=1 the
+# VM (Scripts/kernel-vm.sh; VIEWFINDER_KERNEL_TESTS below), with a uvcvideo camera attached over
+# USB/IP there (Tests/UVCGadget/setup.sh). With VIEWFINDER_TEST_PREBUILT=1 the
 # packages and the build are taken as they are (Scripts/flake-hunt.sh builds once, then runs this
 # several times).
 set -euo pipefail
@@ -73,14 +74,20 @@ if [ "$kernel" != 0 ]; then
     # and a spare one the disconnect test unregisters. Outside CI a VM that cannot boot is a
     # warning; with CI=true it fails the run.
     # (Filters match test IDs: the Kernel* suites, V4L2HardwareTests, the ALSA hardwareDefault test.)
-    [ $# -eq 0 ] && set -- --filter "\\.Kernel" --filter "V4L2HardwareTests" --filter "hardwareDefault"
+    default_kernel_run=false
+    [ $# -eq 0 ] && default_kernel_run=true &&
+        set -- --filter "\\.Kernel" --filter "V4L2HardwareTests" --filter "hardwareDefault" --skip "KernelPipeWireTests"
     out=.build/kernel-vm-out
     rm -rf "$out" && mkdir -p "$out"
     node_types=$(printf '0x1,%.0s' $(seq 22))
     started=$(date +%s)
     vm_status=0
+    # The uvcvideo suite's gadget program (Tests/UVCGadget), compiled here: the VM's root is
+    # read-only. Its drivers: the USB/IP device and host sides, the configfs UVC function, uvcvideo.
+    Tests/UVCGadget/setup.sh build
     Scripts/kernel-vm.sh run --out "$out" --env XDG_CONFIG_HOME=/tmp/viewfinder-config \
-        --module "vivid n_devs=22 node_types=${node_types%,}" --module "snd-aloop pcm_substreams=2" -- \
+        --module "vivid n_devs=22 node_types=${node_types%,}" --module "snd-aloop pcm_substreams=2" \
+        --modules "usbip-vudc;vhci-hcd;libcomposite;usb_f_uvc;uvcvideo" -- \
         "$binary" --testing-library swift-testing --no-parallel \
         --xunit-output /tmp/.kernel-vm-out/kernel-results.xml "$@" || vm_status=$?
     elapsed=$(($(date +%s) - started))
@@ -94,6 +101,31 @@ if [ "$kernel" != 0 ]; then
     else
         [ "$vm_status" -ne 0 ] && status=1
         report "kernel-driver tests (VM, ${elapsed} s wall including boot)" "$out/kernel-results.xml"
+    fi
+    if [ "$default_kernel_run" = true ]; then
+        # The PipeWire route on a kernel camera, in a VM of its own: one vivid camera, and
+        # Tests/KernelPipeWire/session.sh running udev, a session bus, PipeWire and WirePlumber,
+        # whose V4L2 monitor makes the camera a PipeWire node.
+        out=.build/kernel-vm-pipewire-out
+        rm -rf "$out" && mkdir -p "$out"
+        started=$(date +%s)
+        vm_status=0
+        Scripts/kernel-vm.sh run --out "$out" --env XDG_CONFIG_HOME=/tmp/viewfinder-config \
+            --module "vivid n_devs=1 node_types=0x1" -- Tests/KernelPipeWire/session.sh run -- \
+            "$binary" --testing-library swift-testing --no-parallel \
+            --xunit-output /tmp/.kernel-vm-out/kernel-results.xml --filter "KernelPipeWireTests" || vm_status=$?
+        elapsed=$(($(date +%s) - started))
+        if [ "$vm_status" -ge 124 ] && [ ! -s "$out/kernel-results.xml" ]; then
+            if [ "${CI:-}" = true ]; then
+                echo "test.sh: the kernel PipeWire test could not run (the VM did not boot or timed out): failing, as CI=true" >&2
+                status=1
+            else
+                echo "test.sh: warning: the kernel PipeWire test could not run (the VM did not boot or timed out)" >&2
+            fi
+        else
+            [ "$vm_status" -ne 0 ] && status=1
+            report "kernel PipeWire tests (VM, ${elapsed} s wall including boot)" "$out/kernel-results.xml"
+        fi
     fi
 fi
 exit "$status"
