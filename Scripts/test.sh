@@ -66,66 +66,59 @@ if [ "$kernel" != only ]; then
         "$binary" --testing-library swift-testing --xunit-output "$results" "$@" || status=$?
     report tests "$results"
 fi
-if [ "$kernel" != 0 ]; then
-    # The kernel-driver suites (Tests/*/Kernel*Tests.swift) and the hardware tests, in a QEMU VM
-    # (Scripts/kernel-vm.sh) with vivid and snd-aloop loaded: the host's test binary runs there,
-    # as root, from the read-only share of this checkout; its report goes to the VM's writable
-    # share. vivid: 22 webcam-like capture nodes (node_types 0x1), enough for the 17-camera test
-    # and a spare one the disconnect test unregisters. Outside CI a VM that cannot boot is a
-    # warning; with CI=true it fails the run.
-    # (Filters match test IDs: the Kernel* suites, V4L2HardwareTests, the ALSA hardwareDefault test.)
-    default_kernel_run=false
-    [ $# -eq 0 ] && default_kernel_run=true &&
-        set -- --filter "\\.Kernel" --filter "V4L2HardwareTests" --filter "hardwareDefault" --skip "KernelPipeWireTests"
-    out=.build/kernel-vm-out
+# Runs the test binary in a VM (Scripts/kernel-vm.sh): LABEL, OUT (the host side of the VM's
+# writable share, where its xUnit report lands), the VM's options up to "--", what runs the
+# binary there (a wrapper, or nothing) up to "::", then the test binary's arguments. Outside CI
+# a VM that cannot boot is a warning; with CI=true it fails the run.
+run_in_vm() {
+    local label="$1" out="$2" started elapsed vm_status=0 vm_args=() wrapper=()
+    shift 2
+    while [ "$1" != -- ]; do vm_args+=("$1"); shift; done
+    shift
+    while [ "$1" != :: ]; do wrapper+=("$1"); shift; done
+    shift
     rm -rf "$out" && mkdir -p "$out"
-    node_types=$(printf '0x1,%.0s' $(seq 22))
     started=$(date +%s)
-    vm_status=0
-    # The uvcvideo suite's gadget program (Tests/UVCGadget), compiled here: the VM's root is
-    # read-only. Its drivers: the USB/IP device and host sides, the configfs UVC function, uvcvideo.
-    Tests/UVCGadget/setup.sh build
-    Scripts/kernel-vm.sh run --out "$out" --env XDG_CONFIG_HOME=/tmp/viewfinder-config \
-        --module "vivid n_devs=22 node_types=${node_types%,}" --module "snd-aloop pcm_substreams=2" \
-        --modules "usbip-vudc;vhci-hcd;libcomposite;usb_f_uvc;uvcvideo" -- \
-        "$binary" --testing-library swift-testing --no-parallel \
+    Scripts/kernel-vm.sh run --out "$out" --env XDG_CONFIG_HOME=/tmp/viewfinder-config "${vm_args[@]}" -- \
+        "${wrapper[@]}" "$binary" --testing-library swift-testing --no-parallel \
         --xunit-output /tmp/.kernel-vm-out/kernel-results.xml "$@" || vm_status=$?
     elapsed=$(($(date +%s) - started))
     if [ "$vm_status" -ge 124 ] && [ ! -s "$out/kernel-results.xml" ]; then
         if [ "${CI:-}" = true ]; then
-            echo "test.sh: the kernel-driver tests could not run (the VM did not boot or timed out): failing, as CI=true" >&2
+            echo "test.sh: the $label could not run (the VM did not boot or timed out): failing, as CI=true" >&2
             status=1
         else
-            echo "test.sh: warning: the kernel-driver tests could not run (the VM did not boot or timed out)" >&2
+            echo "test.sh: warning: the $label could not run (the VM did not boot or timed out)" >&2
         fi
     else
         [ "$vm_status" -ne 0 ] && status=1
-        report "kernel-driver tests (VM, ${elapsed} s wall including boot)" "$out/kernel-results.xml"
+        report "$label (VM, ${elapsed} s wall including boot)" "$out/kernel-results.xml"
     fi
+}
+if [ "$kernel" != 0 ]; then
+    # The kernel-driver suites (Tests/*/Kernel*Tests.swift) and the hardware tests, in a QEMU VM
+    # with vivid, snd-aloop and the UVC gadget's drivers loaded: the host's test binary runs there,
+    # as root, from the read-only share of this checkout. vivid: 22 webcam-like capture nodes
+    # (node_types 0x1), enough for the 17-camera test and a spare one the disconnect test
+    # unregisters. USB/IP's device and host sides, the configfs UVC function and uvcvideo serve the
+    # uvcvideo suite, whose gadget program (Tests/UVCGadget) is compiled here: the VM's root is
+    # read-only.
+    # (Filters match test IDs: the Kernel* suites, V4L2HardwareTests, the ALSA hardwareDefault test.)
+    default_kernel_run=false
+    [ $# -eq 0 ] && default_kernel_run=true &&
+        set -- --filter "\\.Kernel" --filter "V4L2HardwareTests" --filter "hardwareDefault" --skip "KernelPipeWireTests"
+    node_types=$(printf '0x1,%.0s' $(seq 22))
+    Tests/UVCGadget/setup.sh build
+    run_in_vm "kernel-driver tests" .build/kernel-vm-out \
+        --module "vivid n_devs=22 node_types=${node_types%,}" --module "snd-aloop pcm_substreams=2" \
+        --modules "usbip-vudc;vhci-hcd;libcomposite;usb_f_uvc;uvcvideo" -- :: "$@"
     if [ "$default_kernel_run" = true ]; then
         # The PipeWire route on a kernel camera, in a VM of its own: one vivid camera, and
         # Tests/KernelPipeWire/session.sh running udev, a session bus, PipeWire and WirePlumber,
         # whose V4L2 monitor makes the camera a PipeWire node.
-        out=.build/kernel-vm-pipewire-out
-        rm -rf "$out" && mkdir -p "$out"
-        started=$(date +%s)
-        vm_status=0
-        Scripts/kernel-vm.sh run --out "$out" --env XDG_CONFIG_HOME=/tmp/viewfinder-config \
+        run_in_vm "kernel PipeWire tests" .build/kernel-vm-pipewire-out \
             --module "vivid n_devs=1 node_types=0x1" -- Tests/KernelPipeWire/session.sh run -- \
-            "$binary" --testing-library swift-testing --no-parallel \
-            --xunit-output /tmp/.kernel-vm-out/kernel-results.xml --filter "KernelPipeWireTests" || vm_status=$?
-        elapsed=$(($(date +%s) - started))
-        if [ "$vm_status" -ge 124 ] && [ ! -s "$out/kernel-results.xml" ]; then
-            if [ "${CI:-}" = true ]; then
-                echo "test.sh: the kernel PipeWire test could not run (the VM did not boot or timed out): failing, as CI=true" >&2
-                status=1
-            else
-                echo "test.sh: warning: the kernel PipeWire test could not run (the VM did not boot or timed out)" >&2
-            fi
-        else
-            [ "$vm_status" -ne 0 ] && status=1
-            report "kernel PipeWire tests (VM, ${elapsed} s wall including boot)" "$out/kernel-results.xml"
-        fi
+            :: --filter "KernelPipeWireTests"
     fi
 fi
 exit "$status"

@@ -477,9 +477,14 @@ struct KernelVividFaultTests {
         let sequences = sink.state.withLock { $0.sequences }
         #expect(sequences.first.map { $0 >= 0xFFFF_FF00 } == true, "vivid starts near the wrap: \(sequences.prefix(3))")
         #expect(sequences.last.map { $0 > UInt64(UInt32.max) } == true)
+        // Never back across the wrap. Not strictly increasing: vivid derives its sequence number
+        // from the time elapsed since streaming began, and in the TCG VM under load it once gave
+        // its first two buffers the same number (0xffffff80 twice). What the backend must keep is
+        // the 64-bit number: past 2^32 it goes on, never back to 0.
         #expect(
-            zip(sequences, sequences.dropFirst()).allSatisfy { $0 < $1 },
+            zip(sequences, sequences.dropFirst()).allSatisfy { $0 <= $1 },
             "\(sequences.map { String($0, radix: 16) })")
+        #expect(Set(sequences).count > sequences.count / 2, "the numbers advance")
     }
 
     @Test(
