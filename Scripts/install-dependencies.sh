@@ -32,7 +32,9 @@
 #                   qemu-system-x86 (TCG), busybox-static (the initramfs), v4l-utils (v4l2-ctl, the
 #                   vivid suite's oracle), alsa-utils (aplay/arecord for the snd-aloop suite), usbip
 #                   (usbipd/usbip: the uvcvideo suite's gadget attached over USB/IP), gcc and
-#                   libturbojpeg0-dev (its gadget program, Tests/UVCGadget)
+#                   libturbojpeg0-dev (its gadget program, Tests/UVCGadget), udev (systemd-udevd and
+#                   udevadm: WirePlumber's V4L2 monitor finds cameras through udev,
+#                   Tests/KernelPipeWire/session.sh)
 #   bench           what Scripts/bench.sh needs: tests (the peers are FFmpeg, GStreamer, Chromium)
 # With no purpose: tests.
 #
@@ -49,7 +51,7 @@ declare -A needs=(
     [preview-window]="libsdl2-dev"
     [testing]=""
     [metadata]="libzxing-dev"
-    [kernel-vm]="linux-image-amd64 qemu-system-x86 busybox-static v4l-utils alsa-utils usbip gcc libturbojpeg0-dev"
+    [kernel-vm]="linux-image-amd64 qemu-system-x86 busybox-static v4l-utils alsa-utils usbip gcc libturbojpeg0-dev udev"
     [tools]="python3 ffmpeg xvfb x11-apps netpbm chromium chromium-driver pipewire pipewire-bin wireplumber dbus-daemon python3-dbus python3-gi gstreamer1.0-tools gstreamer1.0-plugins-base gstreamer1.0-plugins-good gstreamer1.0-pipewire qrencode zint"
 )
 products=(core v4l2 pipewire alsa movie web-preview preview-window testing metadata)
