@@ -79,6 +79,10 @@ package final class V4L2CameraBackend: DeviceBackend {
     private let lossHandler = Mutex<(@Sendable () -> Void)?>(nil)
     private let running = Mutex<Running?>(nil)
     private let controlCache = Mutex<V4L2ControlMap?>(nil)
+    /// UVC extension units: what the descriptors declare, the controls resolved from the maps and
+    /// the values set on controls whose value the camera does not report (see
+    /// `V4L2CameraBackend+ExtensionUnits.swift`).
+    let extensionUnitState = Mutex(ExtensionUnitState())
     private let corruptFrames = Atomic<Int>(0)
     private let lastRing = Mutex<V4L2BufferRing?>(nil)
     /// The camera's UVC metadata node, set by the provider's scan (`nil`: none).
@@ -158,7 +162,10 @@ package final class V4L2CameraBackend: DeviceBackend {
             presence.generation += 1
             return true
         }
-        if appeared { controlCache.withLock { $0 = nil } }
+        if appeared {
+            controlCache.withLock { $0 = nil }
+            extensionUnitState.withLock { $0.forget() }
+        }
     }
 
     /// Called by the provider: how to ask it for a scan when a stream finds the camera gone.
@@ -655,7 +662,7 @@ package final class V4L2CameraBackend: DeviceBackend {
     // MARK: Controls
 
     /// Runs `body` on a descriptor of its own (controls work from any open descriptor, streaming or not).
-    private func withDescriptor<T>(
+    func withDescriptor<T>(
         _ action: String, describe: ((V4L2Errno) -> CaptureError)? = nil, _ body: (Int32) throws(V4L2Errno) -> T
     ) throws(CaptureError) -> T {
         guard isConnected else {
@@ -714,7 +721,7 @@ package final class V4L2CameraBackend: DeviceBackend {
         return map
     }
 
-    private var cachedMap: V4L2ControlMap {
+    var cachedMap: V4L2ControlMap {
         if let cached = controlCache.withLock({ $0 }) { return cached }
         return (try? refreshControls()) ?? V4L2ControlMap([])
     }
@@ -739,16 +746,22 @@ extension V4L2CameraBackend: AccessRefusingBackend {}
 
 extension V4L2CameraBackend: ControllableBackend {
     package func controls() throws(CaptureError) -> [CaptureDevice.Control] {
-        try refreshControls().generic.map(\.control)
+        let generic = try refreshControls().generic.map(\.control)
+        return generic + extensionControls(refresh: true, taken: generic).map(\.control)
     }
 
-    package func cachedControls() -> [CaptureDevice.Control] { cachedMap.generic.map(\.control) }
+    package func cachedControls() -> [CaptureDevice.Control] {
+        let generic = cachedMap.generic.map(\.control)
+        return generic + extensionControls(refresh: false, taken: generic).map(\.control)
+    }
 
     package func value(of id: CaptureDevice.Control.ID) throws(CaptureError) -> Int {
-        try v4l2Value(of: try v4l2ID(id))
+        if let control = extensionControl(id) { return try extensionValue(of: control) }
+        return try v4l2Value(of: try v4l2ID(id))
     }
 
     package func setValue(_ value: Int, for id: CaptureDevice.Control.ID) throws(CaptureError) {
+        if let control = extensionControl(id) { return try setExtensionValue(value, of: control) }
         try setV4L2Value(value, of: try v4l2ID(id))
     }
 

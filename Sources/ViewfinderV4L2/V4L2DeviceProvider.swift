@@ -214,6 +214,7 @@ public final class V4L2DeviceProvider: MonitoringDeviceProvider {
                 backend.update(path: info.path, connected: true)
                 backend.update(usb: identity.usb)
                 backend.update(metadataNode: metadataNodes[info.busInfo])
+                backend.update(extensionUnits: identity.extensionUnits)
                 if !wasPresent { changes.connected.append(backend) }
             }
             let isFirst = !state.hasScanned

@@ -47,6 +47,8 @@ package struct V4L2NodeIdentity: Sendable, Hashable {
     package var byPathName: String?
     /// Where the camera is plugged in, when it is a USB camera.
     package var usb: USBLocation?
+    /// The UVC extension units its USB descriptors declare; `nil` when they cannot be read.
+    package var extensionUnits: [UVCExtensionUnitDescriptor]?
 
     /// An identity; every field may be unknown.
     package init(
@@ -105,6 +107,9 @@ extension V4L2Sysfs {
             identity.usb = USBLocation(
                 busID: "usb\(bus)", busNumber: bus, port: Self.readAttribute("\(device)/devpath") ?? "",
                 speedMbps: Self.readAttribute("\(device)/speed").flatMap(Double.init) ?? 480)
+        }
+        identity.extensionUnits = FileManager.default.contents(atPath: "\(device)/descriptors").map {
+            UVCDescriptors.extensionUnits(in: [UInt8]($0))
         }
         return identity
     }

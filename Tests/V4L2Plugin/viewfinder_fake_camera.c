@@ -26,6 +26,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libv4l-plugin.h>
+#include <linux/usb/video.h>
+#include <linux/uvcvideo.h>
 #include <linux/videodev2.h>
 #include <math.h>
 #include <pthread.h>
@@ -42,6 +44,8 @@
 #define SIGNATURE "VIEWFINDER-FAKE-CAMERA 1"
 #define MAX_BUFFERS 32
 #define MAX_MENU 16
+#define MAX_XU 16
+#define MAX_XU_SIZE 64
 
 struct interval { uint32_t numerator, denominator; };
 
@@ -77,6 +81,15 @@ struct control {
     char *menu[MAX_MENU];
 };
 
+// An extension-unit control, answered through UVCIOC_CTRL_QUERY as uvcvideo answers it.
+struct xu_control {
+    uint8_t unit, selector, info;  // info: GET_INFO (bit 0 GET supported, bit 1 SET supported)
+    char check;                    // how SET_CUR checks a value: 'b' each byte, 'l' little-endian number, 'n' not
+    uint16_t size;
+    uint8_t minimum[MAX_XU_SIZE], maximum[MAX_XU_SIZE], resolution[MAX_XU_SIZE], default_value[MAX_XU_SIZE],
+        initial[MAX_XU_SIZE];
+};
+
 struct model {
     char card[32], driver[16], bus[32];
     int metadata;  // a UVC metadata node: not a capture device
@@ -86,6 +99,8 @@ struct model {
     int format_count;
     struct control *controls;
     int control_count;
+    struct xu_control *xu;
+    int xu_count;
     void *map;
     size_t map_length;
 };
@@ -96,6 +111,7 @@ struct shared {
     ino_t ino;
     struct timespec ctime;
     int32_t values[64];
+    uint8_t xu_values[MAX_XU][MAX_XU_SIZE];
     const void *owner;
     int users;
     struct shared *next;
@@ -174,6 +190,7 @@ static void free_model(struct model *m) {
     for (int i = 0; i < m->control_count; i++)
         for (int j = 0; j < MAX_MENU; j++) free(m->controls[i].menu[j]);
     free(m->controls);
+    free(m->xu);
     if (m->map) munmap(m->map, m->map_length);
     memset(m, 0, sizeof *m);
 }
@@ -230,6 +247,20 @@ static uint8_t *encode_jpeg(const uint8_t *nv12, uint32_t width, uint32_t height
     return jpeg;
 }
 
+// Parses a string of hexadecimal byte pairs ("00ff10") into `bytes`; returns how many, -1 if malformed.
+static int parse_hex(const char *text, uint8_t *bytes, int capacity) {
+    int count = 0;
+    size_t length = strlen(text);
+    if (length % 2 || length == 0) return -1;
+    for (size_t i = 0; i < length; i += 2) {
+        unsigned value;
+        char pair[3] = {text[i], text[i + 1], 0};
+        if (count == capacity || sscanf(pair, "%2x", &value) != 1) return -1;
+        bytes[count++] = (uint8_t)value;
+    }
+    return count;
+}
+
 #define GROW(array, count) (array = realloc(array, sizeof *(array) * ((count) + 1)), &(array)[(count)++])
 
 // Parses the text header up to the "data" line; frames point into the file's mapping.
@@ -249,7 +280,7 @@ static int parse_model(struct model *m, void *map, size_t length) {
         int subsampling, quality, strip_huffman;  // subsampling 0: raw payload
     } *pending = NULL;
     int pending_count = 0;
-    char line[512];
+    char line[1024];
     while (offset < length) {
         const char *end = memchr(text + offset, '\n', length - offset);
         size_t line_length = end ? (size_t)(end - (text + offset)) : length - offset;
@@ -299,6 +330,26 @@ static int parse_model(struct model *m, void *map, size_t length) {
                     &c->step, &c->default_value, &c->initial, &c->flags) != 8)
                 goto fail;
             copy_text(c->name, sizeof c->name, rest_after(line, 9));
+        } else if (!strcmp(word, "xu-control")) {
+            unsigned unit, selector, info;
+            char check[8];
+            char hex[5][2 * MAX_XU_SIZE + 1];
+            if (sscanf(line, "xu-control %u %u %u %7s %128s %128s %128s %128s %128s", &unit, &selector, &info, check,
+                    hex[0], hex[1], hex[2], hex[3], hex[4]) != 9 || m->xu_count >= MAX_XU || unit < 1 || unit > 255 ||
+                selector < 1 || selector > 255 || (strcmp(check, "bytes") && strcmp(check, "le") && strcmp(check, "none")))
+                goto fail;
+            struct xu_control *x = GROW(m->xu, m->xu_count);
+            memset(x, 0, sizeof *x);
+            x->unit = unit;
+            x->selector = selector;
+            x->info = info;
+            x->check = check[0] == 'b' ? 'b' : check[0] == 'l' ? 'l' : 'n';
+            uint8_t *fields[5] = {x->minimum, x->maximum, x->resolution, x->default_value, x->initial};
+            for (int f = 0; f < 5; f++) {
+                int n = parse_hex(hex[f], fields[f], MAX_XU_SIZE);
+                if (n < 0 || (f > 0 && n != x->size)) goto fail;
+                x->size = n;
+            }
         } else if (!strcmp(word, "menu")) {
             uint32_t id;
             int index;
@@ -487,6 +538,7 @@ static struct shared *acquire_shared(struct camera *c) {
         s->ino = st.st_ino;
         s->ctime = st.st_ctim;
         for (int i = 0; i < c->model.control_count && i < 64; i++) s->values[i] = c->model.controls[i].initial;
+        for (int i = 0; i < c->model.xu_count; i++) memcpy(s->xu_values[i], c->model.xu[i].initial, c->model.xu[i].size);
         s->next = shared_list;
         shared_list = s;
     }
@@ -736,6 +788,88 @@ static int find_control(struct camera *c, uint32_t id) {
     return -1;
 }
 
+// Compares two little-endian unsigned numbers of `size` bytes: <0, 0 or >0.
+static int compare_le(const uint8_t *a, const uint8_t *b, int size) {
+    for (int i = size - 1; i >= 0; i--)
+        if (a[i] != b[i]) return a[i] < b[i] ? -1 : 1;
+    return 0;
+}
+
+// UVCIOC_CTRL_QUERY as uvcvideo answers it (uvc_xu_ctrl_query): ENOENT for a unit or selector the
+// camera does not have, EINVAL for an unknown request, ENOBUFS for a size other than the request's
+// (2 for GET_LEN, 1 for GET_INFO, the control's size otherwise), EBADRQC for GET_CUR or SET_CUR on a
+// control whose GET_INFO does not offer it. SET_CUR with a value outside GET_MIN…GET_MAX (byte by byte,
+// or as little-endian numbers, as the device file says) fails with ERANGE, as uvcvideo reports a camera
+// that stalls with "out of range" (request error 4).
+static int extension_unit_query(struct camera *c, struct uvc_xu_control_query *q) {
+    struct model *m = &c->model;
+    int i = -1;
+    for (int k = 0; k < m->xu_count; k++)
+        if (m->xu[k].unit == q->unit && m->xu[k].selector == q->selector) i = k;
+    if (i < 0) {
+        errno = ENOENT;
+        return -1;
+    }
+    struct xu_control *x = &m->xu[i];
+    uint16_t size = x->size;
+    uint8_t needs = 0;
+    const uint8_t *answer = NULL;
+    switch (q->query) {
+    case UVC_GET_CUR: needs = UVC_CONTROL_CAP_GET; break;
+    case UVC_SET_CUR: needs = UVC_CONTROL_CAP_SET; break;
+    case UVC_GET_MIN: answer = x->minimum; break;
+    case UVC_GET_MAX: answer = x->maximum; break;
+    case UVC_GET_RES: answer = x->resolution; break;
+    case UVC_GET_DEF: answer = x->default_value; break;
+    case UVC_GET_LEN: size = 2; break;
+    case UVC_GET_INFO: size = 1; break;
+    default:
+        errno = EINVAL;
+        return -1;
+    }
+    if (q->size != size) {
+        errno = ENOBUFS;
+        return -1;
+    }
+    if (needs && !(x->info & needs)) {
+        errno = EBADRQC;
+        return -1;
+    }
+    if (!q->data) {
+        errno = EFAULT;
+        return -1;
+    }
+    if (q->query == UVC_GET_LEN) {
+        q->data[0] = (uint8_t)(x->size & 0xff);
+        q->data[1] = (uint8_t)(x->size >> 8);
+        return 0;
+    }
+    if (q->query == UVC_GET_INFO) {
+        q->data[0] = x->info;
+        return 0;
+    }
+    if (answer) {
+        memcpy(q->data, answer, size);
+        return 0;
+    }
+    pthread_mutex_lock(&shared_lock);
+    int result = 0;
+    if (q->query == UVC_GET_CUR) {
+        memcpy(q->data, c->shared->xu_values[i], size);
+    } else {
+        if (x->check == 'b') {
+            for (int b = 0; b < size; b++)
+                if (q->data[b] < x->minimum[b] || q->data[b] > x->maximum[b]) result = -1;
+        } else if (x->check == 'l') {
+            if (compare_le(q->data, x->minimum, size) < 0 || compare_le(q->data, x->maximum, size) > 0) result = -1;
+        }
+        if (result == 0) memcpy(c->shared->xu_values[i], q->data, size);
+    }
+    pthread_mutex_unlock(&shared_lock);
+    if (result) errno = ERANGE;
+    return result;
+}
+
 static int handle(struct camera *c, unsigned long request, void *arg) {
     struct model *m = &c->model;
     switch (request) {
@@ -971,6 +1105,8 @@ static int handle(struct camera *c, unsigned long request, void *arg) {
         v->value = value;
         return 0;
     }
+    case UVCIOC_CTRL_QUERY:
+        return extension_unit_query(c, arg);
     default:
         errno = ENOTTY;
         return -1;

@@ -71,6 +71,38 @@ package struct FakeCameraFile {
     /// Brightness, an integer control, with these values.
     package var brightness = (minimum: -64, maximum: 64, defaultValue: 0, value: 0)
 
+    /// An extension-unit control the plugin answers through `UVCIOC_CTRL_QUERY`: unit, selector,
+    /// `GET_INFO` (1 get, 2 set), how `SET_CUR` checks the range (`bytes`, `le`, `none`) and the
+    /// control's bytes as hexadecimal pairs for `GET_MIN`, `GET_MAX`, `GET_RES`, `GET_DEF` and the
+    /// value it starts with.
+    package struct ExtensionControl {
+        package var unit: Int
+        package var selector: Int
+        package var info = 3
+        package var check = "bytes"
+        package var minimum: String
+        package var maximum: String
+        package var resolution: String
+        package var defaultValue: String
+        package var current: String
+
+        package init(
+            unit: Int, selector: Int, info: Int = 3, check: String = "bytes", minimum: String, maximum: String,
+            resolution: String, defaultValue: String, current: String
+        ) {
+            self.unit = unit
+            self.selector = selector
+            self.info = info
+            self.check = check
+            self.minimum = minimum
+            self.maximum = maximum
+            self.resolution = resolution
+            self.defaultValue = defaultValue
+            self.current = current
+        }
+    }
+    package var extensionControls: [ExtensionControl] = []
+
     /// Adds `count` test-pattern frames (pattern numbers 0…count-1) of a raw format.
     package mutating func addPatternFrames(_ pixelFormat: PixelFormat, width: Int, height: Int, count: Int) {
         let fourCC = V4L2FourCC.string(V4L2FourCC.fourCC(pixelFormat)!)
@@ -118,6 +150,10 @@ package struct FakeCameraFile {
         }
         let b = brightness
         header += "control 0x00980900 1 \(b.minimum) \(b.maximum) 1 \(b.defaultValue) \(b.value) 0 Brightness\n"
+        for x in extensionControls {
+            header +=
+                "xu-control \(x.unit) \(x.selector) \(x.info) \(x.check) \(x.minimum) \(x.maximum) \(x.resolution) \(x.defaultValue) \(x.current)\n"
+        }
         var offset = 0
         for frame in frames {
             if let jpeg = frame.jpeg {
@@ -142,17 +178,38 @@ package final class FakeCameraRig {
     package let provider: V4L2DeviceProvider
     package let registry: DeviceRegistry
 
-    package init(bufferCount: Int = 4) throws {
+    /// A rig whose cameras' sysfs facts come from `sysfsRoot` (see ``makeSysfs(in:node:descriptors:)``),
+    /// else from `/sys`.
+    package init(bufferCount: Int = 4, sysfsRoot: String? = nil) throws {
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("vf-fake-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let sysfs = sysfsRoot.map { V4L2Sysfs(root: $0) } ?? V4L2Sysfs()
         provider = V4L2DeviceProvider(
-            directory: V4L2DevDirectory(path: directory), interface: LibV4L2Interface(), bufferCount: bufferCount)
+            directory: V4L2DevDirectory(path: directory, sysfs: sysfs), interface: LibV4L2Interface(),
+            bufferCount: bufferCount)
         registry = DeviceRegistry(providers: [])
         registry.register(provider)
     }
 
     deinit {
         try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    /// Lays out in `root` what sysfs shows of a USB camera at node `node`:
+    /// `class/video4linux/<node>/device` linking to the interface `1-1:1.0` of the USB device `1-1`
+    /// on bus 1, which holds `busnum`, `devpath`, `speed` and the raw `descriptors`.
+    package static func makeSysfs(in root: String, node: String = "video0", descriptors: [UInt8]) throws {
+        let manager = FileManager.default
+        let device = "\(root)/devices/usb1/1-1"
+        try manager.createDirectory(atPath: "\(device)/1-1:1.0", withIntermediateDirectories: true)
+        try Data("1\n".utf8).write(to: URL(fileURLWithPath: "\(device)/busnum"))
+        try Data("1\n".utf8).write(to: URL(fileURLWithPath: "\(device)/devpath"))
+        try Data("480\n".utf8).write(to: URL(fileURLWithPath: "\(device)/speed"))
+        try Data(descriptors).write(to: URL(fileURLWithPath: "\(device)/descriptors"))
+        let classDirectory = "\(root)/class/video4linux/\(node)"
+        try manager.createDirectory(atPath: classDirectory, withIntermediateDirectories: true)
+        try manager.createSymbolicLink(
+            atPath: "\(classDirectory)/device", withDestinationPath: "../../../devices/usb1/1-1/1-1:1.0")
     }
 
     /// Plugs `camera` in as `videoN`: written under another name, then renamed in (a complete file

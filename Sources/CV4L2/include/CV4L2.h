@@ -3,6 +3,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include <linux/videodev2.h>
+#include <linux/uvcvideo.h>
 
 // libv4l2's v4l2_open and v4l2_ioctl are variadic: Swift cannot call them, so they are wrapped.
 int vf_v4l2_open(const char *path, int flags);
@@ -42,6 +43,18 @@ static const unsigned long VF_VIDIOC_QUERYCTRL = VIDIOC_QUERYCTRL;
 static const unsigned long VF_VIDIOC_G_CTRL = VIDIOC_G_CTRL;
 static const unsigned long VF_VIDIOC_S_CTRL = VIDIOC_S_CTRL;
 static const unsigned long VF_VIDIOC_QUERYMENU = VIDIOC_QUERYMENU;
+
+// uvcvideo's extension-unit query (struct uvc_xu_control_query) and the UVC request codes it takes
+// (UVC 1.5, A.8; linux/usb/video.h).
+static const unsigned long VF_UVCIOC_CTRL_QUERY = UVCIOC_CTRL_QUERY;
+static const uint8_t VF_UVC_SET_CUR = 0x01;
+static const uint8_t VF_UVC_GET_CUR = 0x81;
+static const uint8_t VF_UVC_GET_MIN = 0x82;
+static const uint8_t VF_UVC_GET_MAX = 0x83;
+static const uint8_t VF_UVC_GET_RES = 0x84;
+static const uint8_t VF_UVC_GET_LEN = 0x85;
+static const uint8_t VF_UVC_GET_INFO = 0x86;
+static const uint8_t VF_UVC_GET_DEF = 0x87;
 
 // Pixel formats (v4l2_fourcc is a function-like macro).
 static const uint32_t VF_V4L2_PIX_FMT_YUYV = V4L2_PIX_FMT_YUYV;

@@ -72,7 +72,7 @@ public final class NSKeyValueObservation: Sendable {
     private let registry: WeakReference<_KeyValueObservers>
     private let id: Int
 
-    fileprivate init(registry: _KeyValueObservers, id: Int) {
+    package init(registry: _KeyValueObservers, id: Int) {
         self.registry = WeakReference(registry)
         self.id = id
     }
@@ -196,7 +196,7 @@ private struct UncheckedCall: @unchecked Sendable {
     var run: @Sendable () -> Void { { [self] in body() } }
 }
 
-private protocol AnyObservationEntry: AnyObject, Sendable {
+package protocol AnyObservationEntry: AnyObject, Sendable {
     /// The observed property's name (its entry in `_observableKeyPaths`).
     var name: String { get }
     /// Records `value` as the last one told (under the registry's lock) and returns the calls to
@@ -235,7 +235,7 @@ public final class _KeyValueObservers: Sendable {
     /// An empty registry.
     public init() {}
 
-    fileprivate func add(_ entry: any AnyObservationEntry) -> Int {
+    package func add(_ entry: any AnyObservationEntry) -> Int {
         state.withLock { state in
             state.nextID += 1
             state.entries.append((state.nextID, entry))
