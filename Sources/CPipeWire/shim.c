@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include <pipewire/pipewire.h>
+#include <pipewire/extensions/metadata.h>
 #include <spa/param/video/format-utils.h>
 #include <spa/param/video/type-info.h>
 #include <spa/pod/builder.h>
@@ -211,7 +212,38 @@ struct vf_pw_connection {
     void *user;
     int synced_seq;
     int error;
+    // The session manager's "default" metadata, bound when the registry announces it: its
+    // default.video.source (a JSON object naming a node), kept as the daemon last said.
+    struct pw_metadata *metadata;
+    uint32_t metadata_id;
+    struct spa_hook metadata_listener;
+    char default_video_source[512];
 };
+
+static int on_metadata_property(void *data, uint32_t subject, const char *key, const char *type, const char *value) {
+    struct vf_pw_connection *c = data;
+    (void)type;
+    if (subject != PW_ID_CORE) return 0;
+    if (key == NULL) {
+        c->default_video_source[0] = 0;  // every property of the subject removed
+    } else if (strcmp(key, "default.video.source") == 0) {
+        snprintf(c->default_video_source, sizeof c->default_video_source, "%s", value ? value : "");
+    }
+    return 0;
+}
+
+static const struct pw_metadata_events vf_metadata_events = {
+    PW_VERSION_METADATA_EVENTS,
+    .property = on_metadata_property,
+};
+
+static void vf_pw_drop_metadata(struct vf_pw_connection *c) {
+    if (!c->metadata) return;
+    spa_hook_remove(&c->metadata_listener);
+    pw_proxy_destroy((struct pw_proxy *)c->metadata);
+    c->metadata = NULL;
+    c->default_video_source[0] = 0;
+}
 
 static void on_core_done(void *data, uint32_t id, int seq) {
     struct vf_pw_connection *c = data;
@@ -244,6 +276,17 @@ static void on_registry_global(
     struct vf_pw_connection *c = data;
     (void)permissions;
     (void)version;
+    if (strcmp(type, PW_TYPE_INTERFACE_Metadata) == 0) {
+        const char *name = props ? spa_dict_lookup(props, PW_KEY_METADATA_NAME) : NULL;
+        if (name && strcmp(name, "default") == 0 && c->metadata == NULL) {
+            c->metadata = pw_registry_bind(c->registry, id, PW_TYPE_INTERFACE_Metadata, PW_VERSION_METADATA, 0);
+            if (c->metadata) {
+                c->metadata_id = id;
+                pw_metadata_add_listener(c->metadata, &c->metadata_listener, &vf_metadata_events, c);
+            }
+        }
+        return;
+    }
     if (strcmp(type, PW_TYPE_INTERFACE_Node) != 0 || c->added == NULL) return;
     const char *serial = props ? spa_dict_lookup(props, PW_KEY_OBJECT_SERIAL) : NULL;
     c->added(
@@ -255,6 +298,10 @@ static void on_registry_global(
 
 static void on_registry_global_remove(void *data, uint32_t id) {
     struct vf_pw_connection *c = data;
+    if (c->metadata && id == c->metadata_id) {
+        vf_pw_drop_metadata(c);
+        return;
+    }
     if (c->removed) c->removed(c->user, id);
 }
 
@@ -329,11 +376,27 @@ int vf_pw_connection_sync(vf_pw_connection *c, int timeout_ms) {
     return res;
 }
 
+int vf_pw_connection_default_video_source(vf_pw_connection *c, char *buffer, size_t size) {
+    pw_thread_loop_lock(c->loop);
+    snprintf(buffer, size, "%s", c->default_video_source);
+    int known = c->metadata != NULL;
+    pw_thread_loop_unlock(c->loop);
+    return known;
+}
+
+int vf_pw_connection_set_default_metadata(vf_pw_connection *c, const char *key, const char *type, const char *value) {
+    pw_thread_loop_lock(c->loop);
+    int res = c->metadata ? pw_metadata_set_property(c->metadata, PW_ID_CORE, key, type, value) : -ENOENT;
+    pw_thread_loop_unlock(c->loop);
+    return res < 0 ? res : 0;
+}
+
 int vf_pw_connection_in_loop_thread(vf_pw_connection *c) { return pw_thread_loop_in_thread(c->loop) ? 1 : 0; }
 
 void vf_pw_connection_close(vf_pw_connection *c) {
     if (!c) return;
     pw_thread_loop_lock(c->loop);
+    vf_pw_drop_metadata(c);
     spa_hook_remove(&c->registry_listener);
     pw_proxy_destroy((struct pw_proxy *)c->registry);
     spa_hook_remove(&c->core_listener);

@@ -60,7 +60,12 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
     /// A provider for the daemon at `remoteName` (default: `$PIPEWIRE_REMOTE`, else `pipewire-0`).
     package init(remoteName: String? = nil) {
         self.remoteName = remoteName
+        // PipeWire's default video source is the system's choice of camera (systemPreferredCamera).
+        PreferredCameras.addSystemChooser(owner: self) { [weak self] cameras in self?.defaultCamera(among: cameras) }
     }
+
+    /// The daemon connection, if one is open (none is made for asking).
+    package var openConnection: PipeWireConnection? { state.withLock { $0.connection } }
 
     package func startMonitoring(_ handler: @escaping @Sendable (DeviceChanges) -> Void) {
         state.withLock { $0.handler = handler }

@@ -96,6 +96,16 @@ void vf_pw_connection_close(vf_pw_connection *connection);
 // closing the connection, a stream or a producer must not happen: closing joins that thread.
 int vf_pw_connection_in_loop_thread(vf_pw_connection *connection);
 
+// The session manager's default video source: the value of default.video.source in the daemon's
+// "default" metadata (a JSON object, {"name": "<node.name>"}), empty when unset, copied into
+// `buffer`. Returns 1 when the daemon has that metadata, 0 otherwise. Current as of the last
+// round trip (vf_pw_connection_sync).
+int vf_pw_connection_default_video_source(vf_pw_connection *connection, char *buffer, size_t size);
+// Sets `key` of the core subject in the "default" metadata (what `wpctl set-default` writes:
+// default.configured.video.source); for tests. 0, or a negative errno (-ENOENT without metadata).
+int vf_pw_connection_set_default_metadata(
+    vf_pw_connection *connection, const char *key, const char *type, const char *value);
+
 /// Reads node `id`'s properties and EnumFormat params (formats of other codecs are left out; a
 /// list of sizes becomes one format per size). Returns how many formats were written (at most
 /// `capacity`) or a negative errno. Must not be called on the loop thread.

@@ -27,8 +27,11 @@ extension CaptureDevice {
 
     /// The camera to use, as the system sees it (AVFoundation's `systemPreferredCamera`): the
     /// user's preferred camera (``userPreferredCamera``'s history) when one of them is connected;
-    /// otherwise the camera connected most recently while the process ran, else the first external
-    /// camera, else the first camera (``default(for:)``). `nil` when no camera is connected.
+    /// otherwise PipeWire's default video source (the node the session manager, WirePlumber, keeps
+    /// as `default.video.source`: `wpctl set-default` chooses it) when Viewfinder is connected to a
+    /// PipeWire daemon and that node is one of the cameras; else the camera connected most
+    /// recently while the process ran, else the first external camera, else the first camera
+    /// (``default(for:)``). `nil` when no camera is connected.
     ///
     /// It changes by itself when cameras come and go: observe it on the class and move the
     /// session's input to the new camera, as AVFoundation asks —
@@ -142,6 +145,30 @@ package final class PreferredCameras: Sendable {
     /// The one the class properties consult: ``shared``, unless a test binds another for its task.
     @TaskLocal package static var current: PreferredCameras = shared
 
+    /// A backend's idea of the system's camera (PipeWire's default video source).
+    private final class Chooser: Sendable {
+        let owner: WeakReference<AnyObject>
+        let choose: @Sendable ([CaptureDevice]) -> CaptureDevice?
+        init(owner: AnyObject, _ choose: @escaping @Sendable ([CaptureDevice]) -> CaptureDevice?) {
+            self.owner = WeakReference(owner)
+            self.choose = choose
+        }
+    }
+    private static let choosers = Mutex<[Chooser]>([])
+
+    /// Adds a source of the system's choice of camera, asked (in the order added) when no camera
+    /// of the user's history is connected: it returns one of the cameras it is given, or `nil`
+    /// when it has no opinion. PipeWire's provider adds its default video source. The chooser
+    /// goes with `owner`.
+    package static func addSystemChooser(
+        owner: AnyObject, _ choose: @escaping @Sendable ([CaptureDevice]) -> CaptureDevice?
+    ) {
+        choosers.withLock { list in
+            list.removeAll { $0.owner.value == nil }
+            list.append(Chooser(owner: owner, choose))
+        }
+    }
+
     /// How many cameras the history keeps.
     package static let historyLimit = 8
 
@@ -249,9 +276,13 @@ package final class PreferredCameras: Sendable {
         return nil
     }
 
-    /// Without a connected preference: the camera that connected last while the process
-    /// watched, else the first external camera, else the first camera.
+    /// Without a connected preference: the system's default (PipeWire's default video source,
+    /// through a chooser its provider added), else the camera that connected last while the
+    /// process watched, else the first external camera, else the first camera.
     private func systemChoice(_ cameras: [CaptureDevice]) -> CaptureDevice? {
+        for chooser in Self.choosers.withLock({ $0 }) where chooser.owner.value != nil {
+            if let camera = chooser.choose(cameras) { return camera }
+        }
         let connected = state.withLock { $0.connected }
         for id in connected.reversed() {
             if let camera = cameras.first(where: { $0.uniqueID == id }) { return camera }
