@@ -151,6 +151,36 @@ struct ExtensionUnitTests {
         #expect(!device.controls.contains { $0.id == pan.id })
     }
 
+    @Test("an extension-unit value is kept in a camera profile and put back after a replug")
+    func keptInProfiles() throws {
+        let home = try TemporaryConfigHome()
+        let sysfs = FileManager.default.temporaryDirectory.appendingPathComponent("vf-sysfs-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: sysfs) }
+        let guid = CaptureDevice.ExtensionUnit.logitechPeripheral.guid
+        try FakeCameraRig.makeSysfs(in: sysfs, descriptors: Self.descriptors(unitID: 6, guid: guid, selectors: [9]))
+        let rig = try FakeCameraRig(sysfsRoot: sysfs)
+        var camera = FakeCameraFile()
+        camera.extensionControls = [
+            .init(
+                unit: 6, selector: 9, minimum: "0000000000", maximum: "0003001400", resolution: "0001000100",
+                defaultValue: "0003000000", current: "0003000000")
+        ]
+        let path = try rig.plug(camera)
+        let device = try rig.device(camera)
+        device.profileStore = home.store
+        try Self.set(0, .ledMode, on: device)
+        try device.saveProfile()
+
+        try rig.unplug()
+        #expect(rig.wait { !device.isConnected })
+        try rig.plug(camera)  // a new device file: the LED is back to automatic
+        #expect(rig.wait { device.isConnected })
+        #expect(try device.value(of: .ledMode) == 3)
+        #expect(try device.applyProfile().isEmpty)
+        #expect(try device.value(of: .ledMode) == 0)
+        #expect(try Self.rawBytes(path, unit: 6, selector: 9, size: 5) == [0, 0, 0, 0, 0])
+    }
+
     @Test("a map whose size the camera does not have is not listed; a wrong unit ID lists nothing")
     func mismatchedMapsAreLeftOut() throws {
         let guid = UUID()
