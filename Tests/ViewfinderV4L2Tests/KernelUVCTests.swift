@@ -156,6 +156,38 @@ struct KernelUVCTests {
         try backend.setV4L2Value(128, of: V4L2ControlID.brightness)
     }
 
+    @Test(
+        "uvcvideo answers UVCIOC_CTRL_QUERY for a unit that is not an extension unit with ENOENT, as the plug-in camera does; the descriptors are read from sysfs"
+    )
+    func extensionUnitQuery() throws {
+        let node = try UVCGadget.attach()
+        // The gadget declares no extension unit: its descriptors are read, and hold none.
+        #expect(V4L2Sysfs().identity(ofNode: node).extensionUnits == [])
+        let interface = LibV4L2Interface()
+        let fd = try interface.open(node, flags: O_RDWR | O_NONBLOCK)
+        defer { interface.close(fd) }
+        // Unit 2 is the gadget's processing unit, 0x42 no unit at all.
+        for unit in [2, 0x42] {
+            #expect(throws: V4L2Errno(ENOENT)) {
+                try UVCExtensionQuery.length(unit: unit, selector: 1, fd: fd, interface: interface)
+            }
+        }
+        // A map that names a unit ID is not used where the descriptors say which units there are.
+        let guid = UUID()
+        try CaptureDevice.registerExtensionUnit(
+            .init(
+                guid: guid, name: "Absent", unitID: 2,
+                controls: [
+                    .init(id: .init(rawValue: "absent"), name: "Absent", selector: 2, byteCount: 1, type: .boolean)
+                ]
+            ))
+        defer { CaptureDevice.unregisterExtensionUnit(guid: guid) }
+        let backend = try UVCGadget.backend(node)
+        let ids = try backend.controls().map(\.id.rawValue)
+        #expect(!ids.contains("absent"))
+        #expect(ids.contains("brightness"))
+    }
+
     @Test("YUYV frames arrive carrying the gadget's increasing numbers")
     func frames() throws {
         let node = try UVCGadget.attach()
