@@ -89,7 +89,7 @@ package final class V4L2CameraBackend: DeviceBackend {
     package init(
         info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
         portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, routing: (any V4L2CameraRouting)? = nil,
-        accessRefusal: CaptureError? = nil, optics: KnownCameraOptics? = nil
+        accessRefusal: CaptureError? = nil, optics: KnownCameraOptics?
     ) {
         self.accessRefusal = accessRefusal
         self.interface = interface
@@ -109,6 +109,18 @@ package final class V4L2CameraBackend: DeviceBackend {
         self.bufferCount = max(2, bufferCount)
         self.node = Mutex(info.path)
         self.usb = Mutex(usb)
+    }
+
+    /// A backend for a camera whose field of view is not known.
+    package convenience init(
+        info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
+        portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, routing: (any V4L2CameraRouting)? = nil,
+        accessRefusal: CaptureError? = nil
+    ) {
+        self.init(
+            info: info, uniqueID: uniqueID, interface: interface, bufferCount: bufferCount, portKind: portKind,
+            usb: usb,
+            routing: routing, accessRefusal: accessRefusal, optics: nil)
     }
 
     private let usb: Mutex<USBLocation?>
