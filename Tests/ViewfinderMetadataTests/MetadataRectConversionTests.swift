@@ -102,7 +102,9 @@ struct MetadataRectConversionTests {
         var frame = CodeFrame()
         frame.draw(try Symbol.qr("identity"), x: 200, y: 100, module: 6)
         let code = try #require(try rig.scan(frame).first)
-        #expect(!(code is MetadataFaceObject) && !(code is MetadataBodyObject) && !(code is MetadataSalientObject))
+        let object: MetadataObject = code  // as a delegate receives it
+        #expect(
+            !(object is MetadataFaceObject) && !(object is MetadataBodyObject) && !(object is MetadataSalientObject))
         #expect(code.objectID == -1 && code.groupID == -1)
         #expect(code.cinematicVideoFocusMode == .none && !code.isFixedFocus)
     }
