@@ -70,6 +70,8 @@ package struct FakeCameraFile {
 
     /// Brightness, an integer control, with these values.
     package var brightness = (minimum: -64, maximum: 64, defaultValue: 0, value: 0)
+    /// More `control` and `menu` lines for the device file (see Tests/V4L2Plugin/README.md).
+    package var extraControlLines: [String] = []
 
     /// An extension-unit control the plugin answers through `UVCIOC_CTRL_QUERY`: unit, selector,
     /// `GET_INFO` (1 get, 2 set), how `SET_CUR` checks the range (`bytes`, `le`, `none`) and the
@@ -150,6 +152,7 @@ package struct FakeCameraFile {
         }
         let b = brightness
         header += "control 0x00980900 1 \(b.minimum) \(b.maximum) 1 \(b.defaultValue) \(b.value) 0 Brightness\n"
+        for line in extraControlLines { header += line + "\n" }
         for x in extensionControls {
             header +=
                 "xu-control \(x.unit) \(x.selector) \(x.info) \(x.check) \(x.minimum) \(x.maximum) \(x.resolution) \(x.defaultValue) \(x.current)\n"
