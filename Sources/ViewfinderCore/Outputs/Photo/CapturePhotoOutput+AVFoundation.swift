@@ -36,26 +36,6 @@ public enum SemanticSegmentationMatte {
 }
 
 extension CapturePhotoOutput {
-    /// Whether the output can take a photo now (`AVCapturePhotoOutput.CaptureReadiness`).
-    public enum CaptureReadiness: Int, Sendable, Hashable {
-        /// The session is not running.
-        case sessionNotRunning = 0
-        /// A photo can be taken now.
-        case ready = 1
-        /// Busy for a moment.
-        case notReadyMomentarily = 2
-        /// Waiting for a capture to finish.
-        case notReadyWaitingForCapture = 3
-        /// Waiting for processing to finish.
-        case notReadyWaitingForProcessing = 4
-    }
-
-    /// Whether a photo can be taken now: ``CaptureReadiness/ready`` while the output's video
-    /// connection is active (the session running), else ``CaptureReadiness/sessionNotRunning``.
-    public var captureReadiness: CaptureReadiness {
-        connection(with: .video)?.isActive == true ? .ready : .sessionNotRunning
-    }
-
     /// The settings prepared with ``setPreparedPhotoSettingsArray(_:completionHandler:)``.
     public var preparedPhotoSettingsArray: [CapturePhotoSettings] {
         porting.extras.withLock { $0.preparedSettings }
@@ -235,72 +215,10 @@ extension CapturePhotoOutput {
     }
 }
 
-/// Tracks whether a photo output can take a photo now (`AVCapturePhotoOutputReadinessCoordinator`),
-/// for a shutter button's state.
-///
-/// Thread safety: may be used from any thread; the delegate is called on the main queue.
-public final class CapturePhotoOutputReadinessCoordinator: @unchecked Sendable {  // unchecked: state under `lock`.
-    private let output: CapturePhotoOutput
-    private let lock = NSLock()
-    private weak var storedDelegate: (any CapturePhotoOutputReadinessCoordinatorDelegate)?
-    private var tracked = 0
-
-    /// A coordinator for `photoOutput`.
-    public init(photoOutput: CapturePhotoOutput) { self.output = photoOutput }
-
-    /// Told of readiness changes (held weakly).
-    public var delegate: (any CapturePhotoOutputReadinessCoordinatorDelegate)? {
-        get { lock.withLock { storedDelegate } }
-        set { lock.withLock { storedDelegate = newValue } }
-    }
-
-    /// The output's readiness, counting the requests being tracked: ``CapturePhotoOutput/CaptureReadiness/notReadyMomentarily``
-    /// while one is tracked and not yet passed to the output.
-    public var captureReadiness: CapturePhotoOutput.CaptureReadiness {
-        let base = output.captureReadiness
-        return base == .ready && lock.withLock({ tracked }) > 0 ? .notReadyMomentarily : base
-    }
-
-    /// Starts counting a request made with `settings` (before ``CapturePhotoOutput/capturePhoto(with:delegate:)``).
-    public func startTrackingCaptureRequest(using settings: CapturePhotoSettings) {
-        lock.withLock { tracked += 1 }
-        report()
-    }
-
-    /// Stops counting a request made with `settings`.
-    public func stopTrackingCaptureRequest(using settingsUniqueID: Int64) {
-        lock.withLock { tracked = max(0, tracked - 1) }
-        report()
-    }
-
-    private func report() {
-        let readiness = captureReadiness
-        guard let delegate else { return }
-        let box = UncheckedBox((self, delegate))
-        DispatchQueue.main.async { box.value.1.readinessCoordinator(box.value.0, captureReadinessDidChange: readiness) }
-    }
-}
-
 /// A value handed to another queue as AVFoundation hands its objects (the caller's delegate).
 struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
-}
-
-/// Told when a photo output's readiness changes (`AVCapturePhotoOutputReadinessCoordinatorDelegate`).
-public protocol CapturePhotoOutputReadinessCoordinatorDelegate: AnyObject {
-    /// The readiness changed to `captureReadiness`.
-    func readinessCoordinator(
-        _ coordinator: CapturePhotoOutputReadinessCoordinator,
-        captureReadinessDidChange captureReadiness: CapturePhotoOutput.CaptureReadiness)
-}
-
-extension CapturePhotoOutputReadinessCoordinatorDelegate {
-    /// Does nothing by default.
-    public func readinessCoordinator(
-        _ coordinator: CapturePhotoOutputReadinessCoordinator,
-        captureReadinessDidChange captureReadiness: CapturePhotoOutput.CaptureReadiness
-    ) {}
 }
 
 /// Still-image bracket settings (`AVCaptureBracketedStillImageSettings`); bracketed capture is
@@ -457,9 +375,13 @@ extension CapturePhotoSettings {
 
     /// Pixel formats a preview image can have: 32-bit BGRA.
     public var availablePreviewPhotoPixelFormatTypes: [OSType] { [kCVPixelFormatType_32BGRA] }
-    /// The preview image asked for (`kCVPixelBufferPixelFormatTypeKey`, and optionally
-    /// `kCVPixelBufferWidthKey`/`kCVPixelBufferHeightKey`). Kept and copied; the photo's
-    /// ``CapturePhoto/previewPixelBuffer`` is `nil` (no preview is made).
+    /// The preview image asked for: `kCVPixelBufferPixelFormatTypeKey` (one of
+    /// ``availablePreviewPhotoPixelFormatTypes``), and optionally `kCVPixelBufferWidthKey` and
+    /// `kCVPixelBufferHeightKey`, the box the preview is scaled to fit (aspect kept; without them
+    /// it is the photo's size). The photo's ``CapturePhoto/previewPixelBuffer`` holds it and
+    /// ``CaptureResolvedPhotoSettings/previewDimensions`` says its size. Another pixel format or
+    /// key, or a size that is not positive, fails the request with
+    /// ``CaptureError/Code/invalidArgument``.
     public var previewPhotoFormat: [String: Any]? {
         get { porting.withLock { $0.previewPhotoFormat } }
         set { porting.withLock { $0.previewPhotoFormat = newValue } }
@@ -585,8 +507,6 @@ public final class CapturePhotoBracketSettings: @unchecked Sendable {  // unchec
 extension CaptureResolvedPhotoSettings {
     /// The RAW photo's size: zero (no RAW).
     public var rawPhotoDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
-    /// The preview image's size: zero (no preview image is made).
-    public var previewDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
     /// The embedded thumbnail's size: zero (none is embedded).
     public var embeddedThumbnailDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
     /// The RAW thumbnail's size: zero.
@@ -638,8 +558,9 @@ extension CapturePhoto {
     public var sourceDeviceType: CaptureDevice.DeviceType? { nil }
     /// Whether this is a RAW photo: `false`.
     public var isRawPhoto: Bool { false }
-    /// A smaller preview image: `nil` (none is made).
-    public var previewPixelBuffer: PixelBuffer? { nil }
+    /// The preview image asked for with ``CapturePhotoSettings/previewPhotoFormat`` (BGRA, scaled
+    /// to fit the size asked), or `nil` when none was asked for. The buffer is the photo's own.
+    public var previewPixelBuffer: PixelBuffer? { preview }
     /// The embedded thumbnail's format: `nil` (none is embedded).
     public var embeddedThumbnailPhotoFormat: [String: Any]? { nil }
     /// Camera calibration data: `nil`.
