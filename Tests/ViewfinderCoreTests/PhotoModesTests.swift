@@ -444,3 +444,41 @@ private final class ProxyRecorder: CapturePhotoCaptureDelegate, Sendable {
         finished.signal()
     }
 }
+
+/// Replaces the artist, keeping the rest of the photo's metadata.
+private final class ArtistCustomizer: CapturePhotoFileDataRepresentationCustomizer {
+    func replacementMetadata(for photo: CapturePhoto) -> [String: Any]? {
+        var metadata = photo.metadata
+        var tiff = metadata[kCGImagePropertyTIFFDictionary] as? [String: Any] ?? [:]
+        tiff["Artist"] = "Grace"
+        metadata[kCGImagePropertyTIFFDictionary] = tiff
+        return metadata
+    }
+}
+
+/// Gives a field no photo can take.
+private final class BadCustomizer: CapturePhotoFileDataRepresentationCustomizer {
+    func replacementMetadata(for photo: CapturePhoto) -> [String: Any]? { ["Artist": 42] }
+}
+
+extension PhotoModesTests {
+    @Test("fileDataRepresentation(with:) writes the customizer's metadata; a field it cannot take gives nil")
+    func customizedFile() throws {
+        let rig = try ModesRig()
+        rig.session.startRunning()
+        try rig.push(0...0)
+        let settings = CapturePhotoSettings()
+        settings.metadata = ["Artist": "Ada"]
+        _ = rig.request(at: 0.5, settings)
+        try rig.camera.push(1, arrival: ModesRig.arrival(1))
+        #expect(rig.recorder.waitForFinished())
+        rig.session.stopRunning()
+        let photo = try rig.photo(settings)
+        let file = [UInt8](try #require(photo.fileDataRepresentation(with: ArtistCustomizer())))
+        let exif = try #require(EXIFWriter.read(from: file))
+        #expect(exif.artist == "Grace" && exif.software == "Viewfinder" && exif.pixelWidth == 640)
+        #expect(try PhotoTestSupport.patternNumber(file, width: 640, height: 480) == 1)
+        #expect(photo.fileDataRepresentation(with: BadCustomizer()) == nil)
+        #expect(EXIFWriter.read(from: [UInt8](try #require(photo.fileDataRepresentation())))?.artist == "Ada")
+    }
+}

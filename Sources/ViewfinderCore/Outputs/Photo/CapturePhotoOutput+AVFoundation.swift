@@ -582,3 +582,77 @@ extension CapturePhoto {
     /// The constant-colour confidence: 0.
     public var constantColorCenterWeightedMeanConfidenceLevel: Float { 0 }
 }
+
+/// Changes what ``CapturePhoto/fileDataRepresentation(with:)`` writes
+/// (`AVCapturePhotoFileDataRepresentationCustomizer`). Every method is optional.
+///
+/// Only the metadata can be replaced here: a Linux photo has no embedded thumbnail, depth data,
+/// mattes or RAW to replace, so those methods are never called.
+public protocol CapturePhotoFileDataRepresentationCustomizer: AnyObject {
+    /// The metadata to write instead of ``CapturePhoto/metadata``, in either of the shapes
+    /// ``CapturePhotoSettings/metadata`` takes (its keys replace the photo's fields); `nil` keeps
+    /// the photo's.
+    func replacementMetadata(for photo: CapturePhoto) -> [String: Any]?
+    /// A thumbnail to embed: never called (photos here embed none).
+    func replacementEmbeddedThumbnailPixelBuffer(
+        withPhotoFormat replacementEmbeddedThumbnailPhotoFormatOut: UnsafeMutablePointer<[String: Any]?>,
+        for photo: CapturePhoto
+    ) -> PixelBuffer?
+    /// Depth data to embed: never called (no depth cameras).
+    func replacementDepthData(for photo: CapturePhoto) -> DepthData?
+    /// A portrait effects matte to embed: never called (no mattes).
+    func replacementPortraitEffectsMatte(for photo: CapturePhoto) -> AnyObject?
+    /// A segmentation matte to embed: never called (no mattes).
+    func replacementSemanticSegmentationMatte(
+        ofType semanticSegmentationMatteType: SemanticSegmentationMatte.MatteType, for photo: CapturePhoto
+    ) -> AnyObject?
+    /// Apple ProRAW compression settings: never called (no RAW).
+    func replacementAppleProRAWCompressionSettings(
+        for photo: CapturePhoto, defaultSettings: [String: Any], maximumBitDepth: Int
+    ) -> [String: Any]
+}
+
+extension CapturePhotoFileDataRepresentationCustomizer {
+    /// Keeps the photo's metadata.
+    public func replacementMetadata(for photo: CapturePhoto) -> [String: Any]? { nil }
+    /// Embeds nothing.
+    public func replacementEmbeddedThumbnailPixelBuffer(
+        withPhotoFormat replacementEmbeddedThumbnailPhotoFormatOut: UnsafeMutablePointer<[String: Any]?>,
+        for photo: CapturePhoto
+    ) -> PixelBuffer? { nil }
+    /// Embeds nothing.
+    public func replacementDepthData(for photo: CapturePhoto) -> DepthData? { nil }
+    /// Embeds nothing.
+    public func replacementPortraitEffectsMatte(for photo: CapturePhoto) -> AnyObject? { nil }
+    /// Embeds nothing.
+    public func replacementSemanticSegmentationMatte(
+        ofType semanticSegmentationMatteType: SemanticSegmentationMatte.MatteType, for photo: CapturePhoto
+    ) -> AnyObject? { nil }
+    /// The default settings.
+    public func replacementAppleProRAWCompressionSettings(
+        for photo: CapturePhoto, defaultSettings: [String: Any], maximumBitDepth: Int
+    ) -> [String: Any] { defaultSettings }
+}
+
+extension CapturePhoto {
+    /// The JPEG file with `customizer`'s replacement metadata
+    /// (``CapturePhotoFileDataRepresentationCustomizer/replacementMetadata(for:)``) written as its
+    /// EXIF instead of the photo's: the photo's fields given back unchanged are kept, the others
+    /// replace the photo's; `nil` for an uncompressed or failed photo, or when a changed field is
+    /// one ``CapturePhotoSettings/metadata`` would refuse.
+    public func fileDataRepresentation(with customizer: any CapturePhotoFileDataRepresentationCustomizer) -> Data? {
+        guard let file = fileDataRepresentation() else { return nil }
+        guard let replacement = customizer.replacementMetadata(for: self) else { return file }
+        var metadata = exif
+        // The photo's own fields given back unchanged (`var m = photo.metadata; m[…] = …`) are kept.
+        let own = EXIFMetadata.flattened(self.metadata).mapValues { "\($0)" }
+        let changed = EXIFMetadata.flattened(replacement).filter { own[$0.key] != "\($0.value)" }
+        let values = changed.mapValues(CapturePhotoSettings.MetadataValue.init)
+        do throws(CaptureError) {
+            try metadata.apply(values)
+            return Data(try EXIFWriter.insert(metadata, into: [UInt8](file)))
+        } catch {
+            return nil
+        }
+    }
+}

@@ -335,8 +335,15 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
     /// first, at once).
     package func submit(_ request: PhotoRequest, refusal: CaptureError?) {
         let client = request.client
-        let resolved = request.resolved
         state.withLock { state in
+            var accepted = request
+            if state.modes.zeroShutterLag && state.modes.fastCapturePrioritization && state.processing > 0 {
+                // Another photo is being made: this one favours speed (no preview image).
+                accepted.resolved.isFastCapturePrioritizationEnabled = true
+                accepted.resolved.previewDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
+                accepted.preview = nil
+            }
+            let resolved = accepted.resolved
             var error = refusal
             if !state.usedIDs.insert(resolved.uniqueID).inserted {
                 error = CaptureError(
@@ -354,13 +361,8 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
                 return
             }
             state.inFlight += 1
-            var accepted = request
             accepted.acceptedAt = host.now()
             if state.modes.zeroShutterLag {
-                if state.modes.fastCapturePrioritization && state.processing > 0 {
-                    accepted.resolved.isFastCapturePrioritizationEnabled = true
-                    accepted.preview = nil
-                }
                 state.nearestPending.append(accepted)
                 serveNearest(&state)
             } else {
