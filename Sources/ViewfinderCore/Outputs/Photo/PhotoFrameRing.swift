@@ -109,13 +109,15 @@ package final class PhotoFrameRing: PixelMemoryOwner, @unchecked Sendable {
         guard let image = sample.image else { return false }
         // Let the oldest frame go first, so its slot can take this one when no photo holds it.
         // (Released outside the lock: a buffer that goes gives its slot back under it.)
-        _ = state.withLock { state -> Entry? in
+        let oldest = state.withLock { state -> Entry? in
             state.entries.count >= Self.frameCapacity ? state.entries.removeFirst() : nil
         }
+        withExtendedLifetime(oldest) {}
         let isCompressed = image.pixelFormat == .mjpeg
         let bytes = isCompressed ? min(image.dataSize, image.bytes(ofPlane: 0).count) : nil
         var stale: [Entry] = []
         let taken = takeSlot(like: image, stale: &stale)
+        withExtendedLifetime(stale) {}
         stale = []
         guard let (memory, slot, layout) = taken else {
             state.withLock { $0.skipped += 1 }
@@ -167,7 +169,7 @@ package final class PhotoFrameRing: PixelMemoryOwner, @unchecked Sendable {
             defer { state.entries = [] }
             return state.entries
         }
-        _ = dropped
+        withExtendedLifetime(dropped) {}
     }
 
     private static func distance(_ a: MediaTime, _ b: MediaTime) -> Double { abs((a - b).seconds) }
