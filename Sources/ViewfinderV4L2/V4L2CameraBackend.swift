@@ -89,7 +89,7 @@ package final class V4L2CameraBackend: DeviceBackend {
     package init(
         info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
         portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, routing: (any V4L2CameraRouting)? = nil,
-        accessRefusal: CaptureError? = nil
+        accessRefusal: CaptureError? = nil, optics: KnownCameraOptics?
     ) {
         self.accessRefusal = accessRefusal
         self.interface = interface
@@ -100,10 +100,27 @@ package final class V4L2CameraBackend: DeviceBackend {
         self.localizedName = info.card.isEmpty ? info.path : info.card
         self.modelID = info.driver
         (self.deviceType, self.position) = portKind.classify(busInfo: info.busInfo)
-        self.formats = info.formats
+        self.formats = info.formats.map { format in
+            var format = format
+            format.traits.autoVideoFrameRate = info.hasExposureAutoPriority
+            format.traits.fieldOfView = optics?.horizontalFieldOfView(of: format.dimensions) ?? 0
+            return format
+        }
         self.bufferCount = max(2, bufferCount)
         self.node = Mutex(info.path)
         self.usb = Mutex(usb)
+    }
+
+    /// A backend for a camera whose field of view is not known.
+    package convenience init(
+        info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
+        portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, routing: (any V4L2CameraRouting)? = nil,
+        accessRefusal: CaptureError? = nil
+    ) {
+        self.init(
+            info: info, uniqueID: uniqueID, interface: interface, bufferCount: bufferCount, portKind: portKind,
+            usb: usb,
+            routing: routing, accessRefusal: accessRefusal, optics: nil)
     }
 
     private let usb: Mutex<USBLocation?>
@@ -254,14 +271,15 @@ package final class V4L2CameraBackend: DeviceBackend {
         let copies =
             format.isEmulated && !format.pixelFormat.isCompressed
             ? try? PixelBufferPool(
-                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+                pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight,
                 capacity: 2 * ring.count)
             : nil
         let context = CaptureContext(
             io: io, ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes,
             copies: copies, generation: generation, metadata: metadata,
             rangeCompressor: decodesJPEG
-                ? V4L2RangeCompressor(width: format.dimensions.width, height: format.dimensions.height) : nil)
+                ? V4L2RangeCompressor(width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight) : nil)
         let thread = CaptureThread(name: "viewfinder.v4l2.\(URL(fileURLWithPath: path).lastPathComponent)") {
             [self] thread in
             capture(context, sink: sink, isCancelled: { thread.isCancelled })
@@ -346,9 +364,11 @@ package final class V4L2CameraBackend: DeviceBackend {
         let layout =
             format.pixelFormat.isCompressed
             ? PlaneLayout(
-                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height)
+                pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight)
             : PlaneLayout(
-                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+                pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight,
                 bytesPerRow: Int(chosen.bytesperline))
         if !format.pixelFormat.isCompressed, chosen.sizeimage != 0, Int(chosen.sizeimage) < layout.totalBytes {
             throw CaptureError(
