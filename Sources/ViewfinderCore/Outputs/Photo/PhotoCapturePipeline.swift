@@ -432,7 +432,7 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
         // Fit inside the box, aspect kept, even sides (chroma), at least 2, never larger than the photo.
         let scale = min(1, min(Double(boxWidth) / Double(photoWidth), Double(boxHeight) / Double(photoHeight)))
         let fitted = { (side: Int) in max(2, Int((Double(side) * scale).rounded(.down)) & ~1) }
-        return .success(CaptureDevice.Dimensions(width: .init(fitted(photoWidth)), height: .init(fitted(photoHeight))))
+        return .success(CaptureDevice.Dimensions(width: Int32(fitted(photoWidth)), height: Int32(fitted(photoHeight))))
     }
 
     /// Whether accepted requests have not finished yet.
@@ -593,7 +593,7 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
                 let metadata = Self.baseMetadata(
                     sample: sample,
                     dimensions: CaptureDevice.Dimensions(
-                        width: .init(entry.buffer.width), height: .init(entry.buffer.height)),
+                        width: Int32(entry.buffer.width), height: Int32(entry.buffer.height)),
                     connection: entry.connection, now: host.now())
                 ringWorker.beginFrame()
                 let outcome = ringWorker.outcome(for: request, sample: sample, metadata: metadata)
@@ -636,8 +636,8 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
         base.setCaptureDate(captureDate)
         if let manufacturer = device?.manufacturer, !manufacturer.isEmpty { base.make = manufacturer }
         if let name = device?.localizedName, !name.isEmpty { base.model = name }
-        base.pixelWidth = .init(dimensions.width)
-        base.pixelHeight = .init(dimensions.height)
+        base.pixelWidth = Int(dimensions.width)
+        base.pixelHeight = Int(dimensions.height)
         base.orientation = orientation
         base.software = "Viewfinder"
         return base
