@@ -10,7 +10,7 @@ enum PhotoBenchmarks {
     static func cases(settings: MeasureSettings) -> [BenchmarkCase] {
         [
             BenchmarkCase(name: "photo/latency/nv12/1920x1080", group: "photo") { settings in
-                [try latency(settings)]
+                try latency(settings)
             },
             BenchmarkCase(name: "photo/encode/nv12/1920x1080", group: "photo") { settings in
                 [try encode(.nv12VideoRange, settings)]
@@ -143,7 +143,16 @@ enum PhotoBenchmarks {
         }
     }
 
-    static func latency(_ settings: MeasureSettings) throws -> BenchmarkResult {
+    /// The photo outputs timed side by side on one session: today's (the first frame after the
+    /// request), the same again (an A/A control: how far one configuration lands from itself),
+    /// and zero shutter lag (the kept frame nearest the request).
+    enum Contender: String, CaseIterable {
+        case nextFrame = "latency"
+        case nextFrameAgain = "latency-aa"
+        case zeroShutterLag = "latency-zsl"
+    }
+
+    static func latency(_ settings: MeasureSettings) throws -> [BenchmarkResult] {
         let rate: Int32 = 30
         let format = CaptureDevice.Format(
             pixelFormat: .nv12VideoRange, width: size.pixelWidth, height: size.pixelHeight,
@@ -155,43 +164,72 @@ enum PhotoBenchmarks {
         let counter = FrameCounter()
         video.setSampleBufferDelegate(counter, queue: DispatchQueue(label: "bench.photo.video"))
         try session.tryAddOutput(video)
-        let photos = CapturePhotoOutput()
-        try session.tryAddOutput(photos)
+        var outputs: [Contender: CapturePhotoOutput] = [:]
+        for contender in Contender.allCases {
+            let photos = CapturePhotoOutput()
+            try session.tryAddOutput(photos)
+            if contender == .zeroShutterLag { photos.isZeroShutterLagEnabled = true }
+            outputs[contender] = photos
+        }
         session.startRunning()
         defer { session.stopRunning() }
         guard session.isRunning else { throw BenchError("the virtual camera's session did not start") }
 
-        let delegate = LatencyDelegate()
-        let count = settings.repeats * (settings.runSeconds < 0.1 ? 3 : 6)
-        for index in 0..<count {
-            // Requests land at varied points of the frame interval.
-            usleep(UInt32(1_000 * (index * 7 % 33)))
-            delegate.started.withLock { $0 = Measure.now() }
-            photos.capturePhoto(with: CapturePhotoSettings(), delegate: delegate)
+        let delegates = Dictionary(uniqueKeysWithValues: Contender.allCases.map { ($0, LatencyDelegate()) })
+        // Untimed pre-roll: each output's first photo (the encoder, the ring's slots) is not counted.
+        for contender in Contender.allCases {
+            let delegate = delegates[contender]!
+            outputs[contender]!.capturePhoto(with: CapturePhotoSettings(), delegate: delegate)
             guard delegate.done.wait(timeout: .now() + 5) == .success else { throw BenchError("a photo took over 5 s") }
+            delegate.latencies.withLock { $0 = [] }
         }
-        let latencies = delegate.latencies.withLock { $0 }.sorted()
-        guard !latencies.isEmpty else { throw BenchError("no photo succeeded") }
-        let median = latencies[latencies.count / 2]
-        let p99 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
+        let rounds = settings.repeats * (settings.runSeconds < 0.1 ? 3 : 6)
+        var order = Contender.allCases
+        for round in 0..<rounds {
+            // Contenders interleaved, the order rotated every round and reversed every other one.
+            order = Array(order.dropFirst() + order.prefix(1))
+            let thisRound = round % 2 == 0 ? order : order.reversed()
+            for (index, contender) in thisRound.enumerated() {
+                // Requests land at varied points of the frame interval.
+                usleep(UInt32(1_000 * ((round * 3 + index) * 7 % 33)))
+                let delegate = delegates[contender]!
+                delegate.started.withLock { $0 = Measure.now() }
+                outputs[contender]!.capturePhoto(with: CapturePhotoSettings(), delegate: delegate)
+                guard delegate.done.wait(timeout: .now() + 5) == .success else {
+                    throw BenchError("a photo took over 5 s")
+                }
+            }
+        }
 
-        // The bound: one frame interval plus the encode of that frame, measured here.
+        // The bounds: one frame interval plus the encode of that frame (today's photo); the
+        // encode alone (a kept frame needs none of the wait), measured here.
         let frames = try scenes(.nv12VideoRange, count: 2)
         let encoder = try JPEGEncoder(quality: CapturePhotoSettings.defaultQuality)
         let encode = try Measure.frames(settings) { _ = try encoder.encode(frames[$0 % 2]) }
-        let bound = 1 / Double(rate) + 1 / encode.median
         let stats = video.statistics
-        var result = BenchmarkResult(
-            name: "photo/latency/nv12/\(size)", group: "photo", width: size.pixelWidth, height: size.pixelHeight,
-            threads: 1,
-            engine: "TurboJPEG", pixelFormat: PixelFormat.nv12VideoRange.name, fpsMin: 1 / latencies.last!,
-            fpsMedian: 1 / median, gbPerS: 0, floor: 1 / bound, ratioToFloor: bound / latencies.last!)
-        result.usPerFrame = median * 1e6
-        result.latencyP50Us = median * 1e6
-        result.latencyP99Us = p99 * 1e6
-        result.note =
-            "\(latencies.count) photos at \(rate) fps; bound = frame interval \(format3(1e3 / Double(rate))) ms + encode \(format3(1e3 / encode.median)) ms = \(format3(bound * 1e3)) ms; worst \(format3(latencies.last! * 1e3)) ms (×bound \(format3(latencies.last! / bound))); video output beside it: \(counter.count.load(ordering: .relaxed)) frames, \(stats.dropped) dropped"
-        return result
+        return try Contender.allCases.map { contender in
+            let latencies = delegates[contender]!.latencies.withLock { $0 }.sorted()
+            guard !latencies.isEmpty else { throw BenchError("no photo succeeded") }
+            let median = latencies[latencies.count / 2]
+            let p99 = latencies[min(latencies.count - 1, Int(Double(latencies.count) * 0.99))]
+            let bound = (contender == .zeroShutterLag ? 1 / Double(rate) / 2 : 1 / Double(rate)) + 1 / encode.median
+            var result = BenchmarkResult(
+                name: "photo/\(contender.rawValue)/nv12/\(size)", group: "photo", width: size.pixelWidth,
+                height: size.pixelHeight,
+                threads: 1, engine: "TurboJPEG", pixelFormat: PixelFormat.nv12VideoRange.name,
+                fpsMin: 1 / latencies.last!, fpsMedian: 1 / median, gbPerS: 0, floor: 1 / bound,
+                ratioToFloor: bound / latencies.last!)
+            result.usPerFrame = median * 1e6
+            result.latencyP50Us = median * 1e6
+            result.latencyP99Us = p99 * 1e6
+            let what =
+                contender == .zeroShutterLag
+                ? "zero shutter lag (the kept frame nearest the request); bound = half a frame interval \(format3(500 / Double(rate))) ms + encode"
+                : "the first frame after the request\(contender == .nextFrameAgain ? " (A/A control)" : ""); bound = frame interval \(format3(1e3 / Double(rate))) ms + encode"
+            result.note =
+                "\(latencies.count) photos at \(rate) fps, interleaved with the other contenders; \(what) \(format3(1e3 / encode.median)) ms = \(format3(bound * 1e3)) ms; worst \(format3(latencies.last! * 1e3)) ms (×bound \(format3(latencies.last! / bound))); video output beside it: \(counter.count.load(ordering: .relaxed)) frames, \(stats.dropped) dropped"
+            return result
+        }
     }
 
     static func format3(_ value: Double) -> String { String(format: "%.2f", value) }

@@ -17,6 +17,10 @@ open class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state liv
         var sessionReference: WeakReference<CaptureSession>?
     }
     private let links = Mutex(Links())
+    /// Deferred start: whether it is asked for, and this run's role (`CaptureSession+DeferredStart.swift`).
+    private let deferredStartEnabled = Atomic<Bool>(false)
+    private let waitsForDeferredStart = Atomic<Bool>(false)
+    private let triggersDeferredStart = Atomic<Bool>(false)
 
     /// An output with no connections. A subclass outside the package makes its
     /// ``EngineOutputCore`` first and hands it to ``adopt(_:)`` (see "Writing an output").
@@ -96,9 +100,49 @@ open class CaptureOutput: @unchecked Sendable {  // unchecked: mutable state liv
     /// or after an interruption).
     package func sessionWillStartRunning() { driver?.sessionWillStartRunning() }
 
-    /// A sample from `connection`, on the device's capture thread. Must not block.
+    /// A sample from `connection`, on the device's capture thread. Must not block. An output
+    /// waiting for the session's deferred start skips it (uncounted).
     package func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
+        if waitsForDeferredStart.load(ordering: .acquiring) { return }
+        if triggersDeferredStart.load(ordering: .relaxed),
+            triggersDeferredStart.exchange(false, ordering: .acquiringAndReleasing)
+        {
+            session?.outputReceivedFirstFrame()
+        }
         driver?.receive(sample, from: connection)
+    }
+
+    // MARK: Deferred start
+
+    /// Whether the output can start with the session's deferred start: `true`.
+    open var isDeferredStartSupported: Bool { true }
+
+    /// Whether the output starts only once the session's other outputs have their first frame
+    /// (`AVCaptureOutput.isDeferredStartEnabled`, iOS 26): until the session runs its deferred
+    /// start (``CaptureSession/automaticallyRunsDeferredStart``,
+    /// ``CaptureSession/runDeferredStartWhenNeeded()``) it gets no frames. It is negotiated with
+    /// the others (the camera's format does not change when it starts); what it makes on its
+    /// first frame (a movie file, a photo's ring) waits. A capture asked of it (a photo) runs
+    /// the deferred start at once. When every output of the session has the same value nothing
+    /// is deferred. Default `false` (AVFoundation's default for photo and file outputs linked
+    /// against iOS 26 is `true`); set it before ``CaptureSession/startRunning()``.
+    public var isDeferredStartEnabled: Bool {
+        get { deferredStartEnabled.load(ordering: .relaxed) }
+        set {
+            precondition(
+                !newValue || isDeferredStartSupported,
+                "deferred start is not supported by this output: check isDeferredStartSupported first (it is false)")
+            deferredStartEnabled.store(newValue, ordering: .relaxed)
+        }
+    }
+
+    /// Whether the output waits for this run's deferred start.
+    package var isWaitingForDeferredStart: Bool { waitsForDeferredStart.load(ordering: .acquiring) }
+
+    /// This run's role: waiting for the deferred start, or telling the session of its first frame.
+    package func setDeferredStartRole(waits: Bool, triggers: Bool) {
+        triggersDeferredStart.store(triggers, ordering: .releasing)
+        waitsForDeferredStart.store(waits, ordering: .releasing)
     }
 
     /// The stream carrying `mediaType` to this output stopped: no more samples of it will arrive.

@@ -226,12 +226,14 @@ extension CapturePhotoOutput: _KeyValueObservable {
     public var _keyValueObservers: _KeyValueObservers { porting.observers }
 
     /// Observable: ``maxPhotoQualityPrioritization`` and ``isLivePhotoCaptureEnabled``
-    /// (reported on the thread that set them), and ``isLivePhotoCaptureSupported``,
+    /// (reported on the thread that set them), ``captureReadiness`` (reported on the output's
+    /// callback queue, in order), and ``isLivePhotoCaptureSupported``,
     /// ``isDepthDataDeliverySupported`` and ``isPortraitEffectsMatteDeliverySupported``, which
     /// never change.
     public static var _observableKeyPaths: [AnyKeyPath: String] {
         [
             \CapturePhotoOutput.maxPhotoQualityPrioritization: "maxPhotoQualityPrioritization",
+            \CapturePhotoOutput.captureReadiness: "captureReadiness",
             \CapturePhotoOutput.isLivePhotoCaptureEnabled: "isLivePhotoCaptureEnabled",
             \CapturePhotoOutput.isLivePhotoCaptureSupported: "isLivePhotoCaptureSupported",
             \CapturePhotoOutput.isDepthDataDeliverySupported: "isDepthDataDeliverySupported",

@@ -146,6 +146,7 @@ extension CaptureSession {
             $0.interrupted = false
         }
         reconnection.withLock { $0 = nil }
+        endDeferredStart()
         for output in outputs { output.sessionDidStopRunning(failure: failure) }
         post(Self.didStopRunningNotification)
     }

@@ -80,6 +80,8 @@ open class CaptureSession: @unchecked Sendable {
     let reconnection = Mutex<ReconnectionObserver?>(nil)
     /// Key-value observers and the porting surface's settings (`Porting/KeyValueObserving+Capture.swift`).
     package let porting = PortingState(SessionExtras())
+    /// Deferred start's setting, delegate and waiting outputs (`CaptureSession+DeferredStart.swift`).
+    package let deferredStart = DeferredStartState()
 
     /// A session with no inputs and outputs and the ``Preset/high`` preset, posting to
     /// `NotificationCenter.default`. Designated, as `AVCaptureSession`'s is, so a subclass's
@@ -313,6 +315,7 @@ open class CaptureSession: @unchecked Sendable {
         defer { leaveTransition() }
         guard !isRunning else { return }
         for output in outputs { output.sessionWillStartRunning() }
+        prepareDeferredStart()
         _ = startStreams(postingStart: true)
     }
 
@@ -328,6 +331,7 @@ open class CaptureSession: @unchecked Sendable {
             $0.interrupted = false
         }
         reconnection.withLock { $0 = nil }
+        endDeferredStart()
         for output in outputs { output.sessionDidStopRunning(failure: nil) }
         post(Self.didStopRunningNotification)
     }

@@ -8,8 +8,11 @@ import Foundation
 /// the pixels (a video data output rotates frames through processors; a photo does not pay for
 /// that): they are written as the EXIF `Orientation` tag, which viewers apply.
 ///
+/// A ``CaptureDeferredPhotoProxy`` is a `CapturePhoto` too, as `AVCaptureDeferredPhotoProxy` is
+/// an `AVCapturePhoto`.
+///
 /// Thread safety: immutable; may be shared across threads.
-public final class CapturePhoto: Sendable {
+public class CapturePhoto: @unchecked Sendable {  // unchecked: immutable (a subclass guards its own state).
     /// When the camera captured the frame, on the device's clock (`.invalid` when the request
     /// failed before a frame was taken).
     public let timestamp: MediaTime
@@ -25,10 +28,12 @@ public final class CapturePhoto: Sendable {
     /// The EXIF fields written (or, for an uncompressed photo, that describe it).
     public let exif: EXIFMetadata
     private let jpeg: Data?
+    /// The preview image asked for with ``CapturePhotoSettings/previewPhotoFormat``.
+    package let preview: PixelBuffer?
 
     package init(
         timestamp: MediaTime, resolvedSettings: CaptureResolvedPhotoSettings, pixelBuffer: PixelBuffer?,
-        sequenceNumber: UInt64, exif: EXIFMetadata, jpeg: Data?
+        sequenceNumber: UInt64, exif: EXIFMetadata, jpeg: Data?, preview: PixelBuffer? = nil
     ) {
         self.timestamp = timestamp
         self.resolvedSettings = resolvedSettings
@@ -37,6 +42,7 @@ public final class CapturePhoto: Sendable {
         self.sequenceNumber = sequenceNumber
         self.exif = exif
         self.jpeg = jpeg
+        self.preview = preview
     }
 
     /// The photo of a request that failed: no pixels, no data.

@@ -8,7 +8,8 @@ import Foundation
 /// 1. `photoOutput(_:willBeginCaptureFor:)` — the request was accepted (or refused),
 /// 2. `photoOutput(_:willCapturePhotoFor:)` and
 /// 3. `photoOutput(_:didCapturePhotoFor:)` — the frame was taken,
-/// 4. `photoOutput(_:didFinishProcessingPhoto:error:)` — the photo is ready (encoded),
+/// 4. `photoOutput(_:didFinishProcessingPhoto:error:)` — the photo is ready (encoded); or, with
+///    deferred delivery, `photoOutput(_:didFinishCapturingDeferredPhotoProxy:error:)`,
 /// 5. `photoOutput(_:didFinishCaptureFor:error:)` — the request is over.
 ///
 /// A request that fails (a reused ``CapturePhotoSettings/uniqueID``, a session not running, an
@@ -32,6 +33,15 @@ public protocol CapturePhotoCaptureDelegate: AnyObject {
     func photoOutput(_ output: CapturePhotoOutput, didCapturePhotoFor resolvedSettings: CaptureResolvedPhotoSettings)
     /// The photo is ready, or `error` says why there is none.
     func photoOutput(_ output: CapturePhotoOutput, didFinishProcessingPhoto photo: CapturePhoto, error: (any Error)?)
+    /// The photo's frame was taken and is handed over unprocessed (instead of
+    /// `photoOutput(_:didFinishProcessingPhoto:error:)`), with
+    /// ``CapturePhotoOutput/isAutoDeferredPhotoDeliveryEnabled``: the proxy makes the JPEG when
+    /// asked (``CaptureDeferredPhotoProxy/fileDataRepresentation()``). Implement it when turning
+    /// deferred delivery on: by default it does nothing and the photo is lost.
+    func photoOutput(
+        _ output: CapturePhotoOutput,
+        didFinishCapturingDeferredPhotoProxy deferredPhotoProxy: CaptureDeferredPhotoProxy?,
+        error: (any Error)?)
     /// The request is over (always the last call), with the error it failed with, if any.
     func photoOutput(
         _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings,
@@ -100,6 +110,12 @@ extension CapturePhotoCaptureDelegate {
     ) {}
     /// Does nothing.
     public func photoOutput(
+        _ output: CapturePhotoOutput,
+        didFinishCapturingDeferredPhotoProxy deferredPhotoProxy: CaptureDeferredPhotoProxy?,
+        error: (any Error)?
+    ) {}
+    /// Does nothing.
+    public func photoOutput(
         _ output: CapturePhotoOutput, didFinishCaptureFor resolvedSettings: CaptureResolvedPhotoSettings,
         error: (any Error)?
     ) {}
@@ -127,6 +143,10 @@ package struct PhotoDelegateClient: PhotoRequestClient, @unchecked Sendable {
     package func didFinishProcessing(_ photo: CapturePhoto, error: CaptureError?) {
         guard let output, let delegate else { return }
         delegate.photoOutput(output, didFinishProcessingPhoto: photo, error: error)
+    }
+    package func didFinishCapturingDeferredPhotoProxy(_ proxy: CaptureDeferredPhotoProxy, error: CaptureError?) {
+        guard let output, let delegate else { return }
+        delegate.photoOutput(output, didFinishCapturingDeferredPhotoProxy: proxy, error: error)
     }
     package func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?) {
         guard let output, let delegate else { return }

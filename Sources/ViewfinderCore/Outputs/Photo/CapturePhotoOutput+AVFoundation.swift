@@ -36,26 +36,6 @@ public enum SemanticSegmentationMatte {
 }
 
 extension CapturePhotoOutput {
-    /// Whether the output can take a photo now (`AVCapturePhotoOutput.CaptureReadiness`).
-    public enum CaptureReadiness: Int, Sendable, Hashable {
-        /// The session is not running.
-        case sessionNotRunning = 0
-        /// A photo can be taken now.
-        case ready = 1
-        /// Busy for a moment.
-        case notReadyMomentarily = 2
-        /// Waiting for a capture to finish.
-        case notReadyWaitingForCapture = 3
-        /// Waiting for processing to finish.
-        case notReadyWaitingForProcessing = 4
-    }
-
-    /// Whether a photo can be taken now: ``CaptureReadiness/ready`` while the output's video
-    /// connection is active (the session running), else ``CaptureReadiness/sessionNotRunning``.
-    public var captureReadiness: CaptureReadiness {
-        connection(with: .video)?.isActive == true ? .ready : .sessionNotRunning
-    }
-
     /// The settings prepared with ``setPreparedPhotoSettingsArray(_:completionHandler:)``.
     public var preparedPhotoSettingsArray: [CapturePhotoSettings] {
         porting.extras.withLock { $0.preparedSettings }
@@ -235,72 +215,10 @@ extension CapturePhotoOutput {
     }
 }
 
-/// Tracks whether a photo output can take a photo now (`AVCapturePhotoOutputReadinessCoordinator`),
-/// for a shutter button's state.
-///
-/// Thread safety: may be used from any thread; the delegate is called on the main queue.
-public final class CapturePhotoOutputReadinessCoordinator: @unchecked Sendable {  // unchecked: state under `lock`.
-    private let output: CapturePhotoOutput
-    private let lock = NSLock()
-    private weak var storedDelegate: (any CapturePhotoOutputReadinessCoordinatorDelegate)?
-    private var tracked = 0
-
-    /// A coordinator for `photoOutput`.
-    public init(photoOutput: CapturePhotoOutput) { self.output = photoOutput }
-
-    /// Told of readiness changes (held weakly).
-    public var delegate: (any CapturePhotoOutputReadinessCoordinatorDelegate)? {
-        get { lock.withLock { storedDelegate } }
-        set { lock.withLock { storedDelegate = newValue } }
-    }
-
-    /// The output's readiness, counting the requests being tracked: ``CapturePhotoOutput/CaptureReadiness/notReadyMomentarily``
-    /// while one is tracked and not yet passed to the output.
-    public var captureReadiness: CapturePhotoOutput.CaptureReadiness {
-        let base = output.captureReadiness
-        return base == .ready && lock.withLock({ tracked }) > 0 ? .notReadyMomentarily : base
-    }
-
-    /// Starts counting a request made with `settings` (before ``CapturePhotoOutput/capturePhoto(with:delegate:)``).
-    public func startTrackingCaptureRequest(using settings: CapturePhotoSettings) {
-        lock.withLock { tracked += 1 }
-        report()
-    }
-
-    /// Stops counting a request made with `settings`.
-    public func stopTrackingCaptureRequest(using settingsUniqueID: Int64) {
-        lock.withLock { tracked = max(0, tracked - 1) }
-        report()
-    }
-
-    private func report() {
-        let readiness = captureReadiness
-        guard let delegate else { return }
-        let box = UncheckedBox((self, delegate))
-        DispatchQueue.main.async { box.value.1.readinessCoordinator(box.value.0, captureReadinessDidChange: readiness) }
-    }
-}
-
 /// A value handed to another queue as AVFoundation hands its objects (the caller's delegate).
 struct UncheckedBox<Value>: @unchecked Sendable {
     let value: Value
     init(_ value: Value) { self.value = value }
-}
-
-/// Told when a photo output's readiness changes (`AVCapturePhotoOutputReadinessCoordinatorDelegate`).
-public protocol CapturePhotoOutputReadinessCoordinatorDelegate: AnyObject {
-    /// The readiness changed to `captureReadiness`.
-    func readinessCoordinator(
-        _ coordinator: CapturePhotoOutputReadinessCoordinator,
-        captureReadinessDidChange captureReadiness: CapturePhotoOutput.CaptureReadiness)
-}
-
-extension CapturePhotoOutputReadinessCoordinatorDelegate {
-    /// Does nothing by default.
-    public func readinessCoordinator(
-        _ coordinator: CapturePhotoOutputReadinessCoordinator,
-        captureReadinessDidChange captureReadiness: CapturePhotoOutput.CaptureReadiness
-    ) {}
 }
 
 /// Still-image bracket settings (`AVCaptureBracketedStillImageSettings`); bracketed capture is
@@ -457,9 +375,13 @@ extension CapturePhotoSettings {
 
     /// Pixel formats a preview image can have: 32-bit BGRA.
     public var availablePreviewPhotoPixelFormatTypes: [OSType] { [kCVPixelFormatType_32BGRA] }
-    /// The preview image asked for (`kCVPixelBufferPixelFormatTypeKey`, and optionally
-    /// `kCVPixelBufferWidthKey`/`kCVPixelBufferHeightKey`). Kept and copied; the photo's
-    /// ``CapturePhoto/previewPixelBuffer`` is `nil` (no preview is made).
+    /// The preview image asked for: `kCVPixelBufferPixelFormatTypeKey` (one of
+    /// ``availablePreviewPhotoPixelFormatTypes``), and optionally `kCVPixelBufferWidthKey` and
+    /// `kCVPixelBufferHeightKey`, the box the preview is scaled to fit (aspect kept; without them
+    /// it is the photo's size). The photo's ``CapturePhoto/previewPixelBuffer`` holds it and
+    /// ``CaptureResolvedPhotoSettings/previewDimensions`` says its size. Another pixel format or
+    /// key, or a size that is not positive, fails the request with
+    /// ``CaptureError/Code/invalidArgument``.
     public var previewPhotoFormat: [String: Any]? {
         get { porting.withLock { $0.previewPhotoFormat } }
         set { porting.withLock { $0.previewPhotoFormat = newValue } }
@@ -585,8 +507,6 @@ public final class CapturePhotoBracketSettings: @unchecked Sendable {  // unchec
 extension CaptureResolvedPhotoSettings {
     /// The RAW photo's size: zero (no RAW).
     public var rawPhotoDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
-    /// The preview image's size: zero (no preview image is made).
-    public var previewDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
     /// The embedded thumbnail's size: zero (none is embedded).
     public var embeddedThumbnailDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
     /// The RAW thumbnail's size: zero.
@@ -638,8 +558,9 @@ extension CapturePhoto {
     public var sourceDeviceType: CaptureDevice.DeviceType? { nil }
     /// Whether this is a RAW photo: `false`.
     public var isRawPhoto: Bool { false }
-    /// A smaller preview image: `nil` (none is made).
-    public var previewPixelBuffer: PixelBuffer? { nil }
+    /// The preview image asked for with ``CapturePhotoSettings/previewPhotoFormat`` (BGRA, scaled
+    /// to fit the size asked), or `nil` when none was asked for. The buffer is the photo's own.
+    public var previewPixelBuffer: PixelBuffer? { preview }
     /// The embedded thumbnail's format: `nil` (none is embedded).
     public var embeddedThumbnailPhotoFormat: [String: Any]? { nil }
     /// Camera calibration data: `nil`.
@@ -660,4 +581,78 @@ extension CapturePhoto {
     public var constantColorConfidenceMap: PixelBuffer? { nil }
     /// The constant-colour confidence: 0.
     public var constantColorCenterWeightedMeanConfidenceLevel: Float { 0 }
+}
+
+/// Changes what ``CapturePhoto/fileDataRepresentation(with:)`` writes
+/// (`AVCapturePhotoFileDataRepresentationCustomizer`). Every method is optional.
+///
+/// Only the metadata can be replaced here: a Linux photo has no embedded thumbnail, depth data,
+/// mattes or RAW to replace, so those methods are never called.
+public protocol CapturePhotoFileDataRepresentationCustomizer: AnyObject {
+    /// The metadata to write instead of ``CapturePhoto/metadata``, in either of the shapes
+    /// ``CapturePhotoSettings/metadata`` takes (its keys replace the photo's fields); `nil` keeps
+    /// the photo's.
+    func replacementMetadata(for photo: CapturePhoto) -> [String: Any]?
+    /// A thumbnail to embed: never called (photos here embed none).
+    func replacementEmbeddedThumbnailPixelBuffer(
+        withPhotoFormat replacementEmbeddedThumbnailPhotoFormatOut: UnsafeMutablePointer<[String: Any]?>,
+        for photo: CapturePhoto
+    ) -> PixelBuffer?
+    /// Depth data to embed: never called (no depth cameras).
+    func replacementDepthData(for photo: CapturePhoto) -> DepthData?
+    /// A portrait effects matte to embed: never called (no mattes).
+    func replacementPortraitEffectsMatte(for photo: CapturePhoto) -> AnyObject?
+    /// A segmentation matte to embed: never called (no mattes).
+    func replacementSemanticSegmentationMatte(
+        ofType semanticSegmentationMatteType: SemanticSegmentationMatte.MatteType, for photo: CapturePhoto
+    ) -> AnyObject?
+    /// Apple ProRAW compression settings: never called (no RAW).
+    func replacementAppleProRAWCompressionSettings(
+        for photo: CapturePhoto, defaultSettings: [String: Any], maximumBitDepth: Int
+    ) -> [String: Any]
+}
+
+extension CapturePhotoFileDataRepresentationCustomizer {
+    /// Keeps the photo's metadata.
+    public func replacementMetadata(for photo: CapturePhoto) -> [String: Any]? { nil }
+    /// Embeds nothing.
+    public func replacementEmbeddedThumbnailPixelBuffer(
+        withPhotoFormat replacementEmbeddedThumbnailPhotoFormatOut: UnsafeMutablePointer<[String: Any]?>,
+        for photo: CapturePhoto
+    ) -> PixelBuffer? { nil }
+    /// Embeds nothing.
+    public func replacementDepthData(for photo: CapturePhoto) -> DepthData? { nil }
+    /// Embeds nothing.
+    public func replacementPortraitEffectsMatte(for photo: CapturePhoto) -> AnyObject? { nil }
+    /// Embeds nothing.
+    public func replacementSemanticSegmentationMatte(
+        ofType semanticSegmentationMatteType: SemanticSegmentationMatte.MatteType, for photo: CapturePhoto
+    ) -> AnyObject? { nil }
+    /// The default settings.
+    public func replacementAppleProRAWCompressionSettings(
+        for photo: CapturePhoto, defaultSettings: [String: Any], maximumBitDepth: Int
+    ) -> [String: Any] { defaultSettings }
+}
+
+extension CapturePhoto {
+    /// The JPEG file with `customizer`'s replacement metadata
+    /// (``CapturePhotoFileDataRepresentationCustomizer/replacementMetadata(for:)``) written as its
+    /// EXIF instead of the photo's: the photo's fields given back unchanged are kept, the others
+    /// replace the photo's; `nil` for an uncompressed or failed photo, or when a changed field is
+    /// one ``CapturePhotoSettings/metadata`` would refuse.
+    public func fileDataRepresentation(with customizer: any CapturePhotoFileDataRepresentationCustomizer) -> Data? {
+        guard let file = fileDataRepresentation() else { return nil }
+        guard let replacement = customizer.replacementMetadata(for: self) else { return file }
+        var metadata = exif
+        // The photo's own fields given back unchanged (`var m = photo.metadata; m[…] = …`) are kept.
+        let own = EXIFMetadata.flattened(self.metadata).mapValues { "\($0)" }
+        let changed = EXIFMetadata.flattened(replacement).filter { own[$0.key] != "\($0.value)" }
+        let values = changed.mapValues(CapturePhotoSettings.MetadataValue.init)
+        do throws(CaptureError) {
+            try metadata.apply(values)
+            return Data(try EXIFWriter.insert(metadata, into: [UInt8](file)))
+        } catch {
+            return nil
+        }
+    }
 }

@@ -12,7 +12,8 @@ import Synchronization
 /// // handler.photoOutput(_:didFinishProcessingPhoto:error:) gets photo.fileDataRepresentation()
 /// ```
 ///
-/// How a photo is taken:
+/// How a photo is taken (by default; ``isZeroShutterLagEnabled``, ``isResponsiveCaptureEnabled``
+/// and ``isAutoDeferredPhotoDeliveryEnabled`` change the first two points):
 /// - From the first frame that arrives after the request (never one already waiting), without
 ///   stopping or reconfiguring the stream: the output asks the device for nothing (no format, no
 ///   size, no rate), so it never changes what a video data output negotiates, and other outputs
@@ -36,12 +37,15 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     package let core: EngineOutputCore<PhotoCapturePipeline.Body>
     /// Key-value observers and the porting surface's settings (`Porting/KeyValueObserving+Capture.swift`).
     package let porting = PortingState(PhotoOutputExtras())
+    /// The readiness coordinators made for this output (told of every readiness change).
+    package let readinessCoordinators = Mutex<[WeakReference<CapturePhotoOutputReadinessCoordinator>]>([])
 
     /// A photo output.
     public override init() {
         core = pipeline.makeCore()
         super.init()
         adopt(core)
+        pipeline.onReadinessChange { [weak self] readiness in self?.readinessDidChange(readiness) }
     }
 
     // MARK: Capabilities
@@ -80,6 +84,8 @@ public final class CapturePhotoOutput: CaptureOutput, @unchecked Sendable {
     /// taken (settings used before, a format or flash mode not available, a session not running,
     /// no enabled video connection) reaches the delegate's callbacks with the error.
     public func capturePhoto(with settings: CapturePhotoSettings, delegate: any CapturePhotoCaptureDelegate) {
+        session?.outputNeedsDeferredStart(self)
+        coordinatorsSubmitted(settings.uniqueID)
         let client = PhotoDelegateClient(output: self, delegate: delegate)
         let (request, refusal) = pipeline.makeRequest(settings, client: client, output: self, context: core.context)
         pipeline.submit(request, refusal: refusal)

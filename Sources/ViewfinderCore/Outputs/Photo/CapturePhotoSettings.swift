@@ -272,4 +272,14 @@ public struct CaptureResolvedPhotoSettings: Sendable, Hashable {
     public let isFlashEnabled: Bool
     /// How many photos the request delivers (always 1: no brackets or bursts).
     public let expectedPhotoCount: Int
+    /// The preview image's size (``CapturePhoto/previewPixelBuffer``): zero when no preview was
+    /// asked for with ``CapturePhotoSettings/previewPhotoFormat``.
+    public internal(set) var previewDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
+    /// Whether the photo is taken with fast capture prioritization: it was asked for while
+    /// another photo was being made, on an output with
+    /// ``CapturePhotoOutput/isFastCapturePrioritizationEnabled``.
+    public internal(set) var isFastCapturePrioritizationEnabled = false
+    /// The size of the deferred photo proxy's photo when the request is delivered as a
+    /// ``CaptureDeferredPhotoProxy``; zero when it is delivered as a processed photo.
+    public internal(set) var deferredPhotoProxyDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
 }

@@ -8,6 +8,7 @@ package protocol PhotoRequestClient: Sendable {
     func willCapturePhoto(_ resolved: CaptureResolvedPhotoSettings)
     func didCapturePhoto(_ resolved: CaptureResolvedPhotoSettings)
     func didFinishProcessing(_ photo: CapturePhoto, error: CaptureError?)
+    func didFinishCapturingDeferredPhotoProxy(_ proxy: CaptureDeferredPhotoProxy, error: CaptureError?)
     func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?)
 }
 
@@ -16,18 +17,36 @@ extension PhotoRequestClient {
     package func willBeginCapture(_ resolved: CaptureResolvedPhotoSettings) {}
     package func willCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {}
     package func didCapturePhoto(_ resolved: CaptureResolvedPhotoSettings) {}
+    package func didFinishCapturingDeferredPhotoProxy(_ proxy: CaptureDeferredPhotoProxy, error: CaptureError?) {}
     package func didFinishCapture(_ resolved: CaptureResolvedPhotoSettings, error: CaptureError?) {}
 }
 
 /// One accepted request.
 package struct PhotoRequest: Sendable {
-    package let resolved: CaptureResolvedPhotoSettings
+    package var resolved: CaptureResolvedPhotoSettings
     package let format: CapturePhotoSettings.Format
     package let userMetadata: [String: CapturePhotoSettings.MetadataValue]
     package let client: any PhotoRequestClient
-    /// When it was accepted, on the host's monotonic clock (the clock of samples'
-    /// `hostArrivalTime`): only frames that arrive later may become its photo.
-    package let acceptedAt: MediaTime
+    /// When it was accepted, on the pipeline's clock (the host's monotonic clock, the clock of
+    /// samples' `hostArrivalTime`): without zero shutter lag only frames that arrive later may
+    /// become its photo; with it, the kept frame that arrived nearest this time does.
+    package var acceptedAt: MediaTime
+    /// The preview image asked for: its size (the photo's size when `nil` in the settings).
+    package var preview: CaptureDevice.Dimensions? = nil
+    /// Whether it is delivered as a ``CaptureDeferredPhotoProxy``.
+    package var deferred = false
+}
+
+/// The photo modes of AVFoundation's responsive capture family, as an output has them set.
+package struct PhotoModes: Sendable, Equatable {
+    /// Photos from the frame nearest the request, kept in ``PhotoFrameRing``.
+    package var zeroShutterLag = false
+    /// Captures overlap: a frame is taken while earlier photos are still being made.
+    package var responsiveCapture = false
+    /// A photo asked for while another is being made is made the fast way (no preview image).
+    package var fastCapturePrioritization = false
+    /// JPEG photos that need encoding come as deferred proxies, encoded when asked for.
+    package var autoDeferredPhotoDelivery = false
 }
 
 /// What a photo stream negotiated: the device's own format, whatever the other outputs asked.
@@ -121,6 +140,15 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
         var usedIDs: Set<Int64> = []
         /// Requests accepted and not yet finished.
         var inFlight = 0
+        var modes = PhotoModes()
+        /// Zero-shutter-lag requests waiting for a frame that may be nearer than the ring's newest.
+        var nearestPending: [PhotoRequest] = []
+        /// Photos whose frame was taken and that are not finished yet.
+        var processing = 0
+        /// The stream's frame interval (half of it decides whether a later frame may be nearer).
+        var frameDuration = MediaTime.invalid
+        /// The readiness last reported to ``readinessHandler``.
+        var reported = CapturePhotoOutput.CaptureReadiness.sessionNotRunning
     }
 
     /// The serial queue every callback runs on (and photos are encoded on).
@@ -128,14 +156,76 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
     package let kind: PhotoOutputKind
     private let state = Mutex(State())
     private let worker = PhotoWorker()
-    private let host = HostClock()
+    /// Makes zero-shutter-lag photos, on ``processingQueue`` only.
+    private let ringWorker = PhotoWorker()
+    /// The clock requests are stamped with: the host's (that of `hostArrivalTime`); tests set
+    /// the clock their camera stamps frames with.
+    package var clock: any CaptureClock {
+        get { clockSlot.withLock { $0 } }
+        set { clockSlot.withLock { $0 = newValue } }
+    }
+    private let clockSlot = Mutex<any CaptureClock>(HostClock())
+    private var host: any CaptureClock { clock }
+    /// The zero-shutter-lag ring (empty unless zero shutter lag is on).
+    package let ring = PhotoFrameRing()
+    /// Where zero-shutter-lag photos are made (encoded), so frames keep coming into the ring
+    /// while a photo is made; the callbacks still run on ``queue``.
+    package let processingQueue: DispatchQueue
+    /// Told of readiness changes, on ``queue``.
+    private let readinessHandler = Mutex<(@Sendable (CapturePhotoOutput.CaptureReadiness) -> Void)?>(nil)
 
     /// Frames the engine may hold at once (a slow encode while more requests come).
     package static let budgetLimit = 3
 
     package init(label: String, kind: PhotoOutputKind) {
         queue = DispatchQueue(label: "viewfinder.\(label).callbacks")
+        processingQueue = DispatchQueue(label: "viewfinder.\(label).processing")
         self.kind = kind
+    }
+
+    // MARK: Modes and readiness
+
+    /// The modes set now.
+    package var modes: PhotoModes { state.withLock { $0.modes } }
+
+    /// Sets the modes (zero shutter lag turned off lets the ring's frames go; requests waiting
+    /// for a nearer frame are served by the next one).
+    package func setModes(_ change: (inout PhotoModes) -> Void) {
+        let ringOff = state.withLock { state -> Bool in
+            change(&state.modes)
+            noteReadiness(&state)
+            return !state.modes.zeroShutterLag
+        }
+        if ringOff { ring.removeAll() }
+    }
+
+    /// Calls `handler` with every change of ``readiness``, on ``queue``.
+    package func onReadinessChange(_ handler: @escaping @Sendable (CapturePhotoOutput.CaptureReadiness) -> Void) {
+        readinessHandler.withLock { $0 = handler }
+    }
+
+    /// Whether a photo asked for now would be taken at once (see
+    /// ``CapturePhotoOutput/captureReadiness``).
+    package var readiness: CapturePhotoOutput.CaptureReadiness { state.withLock { Self.readiness(of: $0) } }
+
+    private static func readiness(of state: State) -> CapturePhotoOutput.CaptureReadiness {
+        guard state.streaming else { return .sessionNotRunning }
+        if !state.pending.isEmpty || !state.claimed.isEmpty || !state.nearestPending.isEmpty {
+            return .notReadyWaitingForCapture
+        }
+        if state.modes.responsiveCapture && state.modes.zeroShutterLag {
+            return state.processing >= PhotoFrameRing.processingCapacity ? .notReadyMomentarily : .ready
+        }
+        return state.inFlight > 0 ? .notReadyWaitingForProcessing : .ready
+    }
+
+    /// Queues a report of the readiness if it changed (under the lock, so reports keep order).
+    private func noteReadiness(_ state: inout State) {
+        let now = Self.readiness(of: state)
+        guard now != state.reported else { return }
+        state.reported = now
+        guard let handler = readinessHandler.withLock({ $0 }) else { return }
+        queue.async { handler(now) }
     }
 
     /// The output's job on the shared core: ask the device for nothing, take only the frames
@@ -160,7 +250,7 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
             pipeline.claims(sample, from: connection)
         }
 
-        package func streamDidBegin(_ context: PhotoStreamContext) { pipeline.streamDidBegin() }
+        package func streamDidBegin(_ context: PhotoStreamContext) { pipeline.streamDidBegin(context) }
 
         package func streamDidEnd(mediaType: MediaType, output: CaptureOutput) {
             pipeline.streamDidStop(error: pipeline.kind.stopError(for: output))
@@ -169,7 +259,8 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
         package func prepare(
             _ sample: CapturedSample, context: PhotoStreamContext, budget: FrameBudget, connection: CaptureConnection
         ) -> DeliveryEngine<PhotoStreamContext, Frame>.Preparation {
-            .ready(
+            pipeline.keepForZeroShutterLag(sample, context: context, connection: connection)
+            return .ready(
                 Frame(sample: sample, context: context, requests: pipeline.takeBatches(upTo: sample)), holdsSlot: false)
         }
 
@@ -219,9 +310,23 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
             do throws(CaptureError) { try probe.apply(snapshot.metadata) } catch { refusal = error }
         }
         if refusal == nil { refusal = kind.sessionRefusal(for: output) }
-        let request = PhotoRequest(
-            resolved: resolved, format: settings.resolvedFormat ?? .jpeg(quality: CapturePhotoSettings.defaultQuality),
-            userMetadata: snapshot.metadata, client: client, acceptedAt: .invalid)
+        let format = settings.resolvedFormat ?? .jpeg(quality: CapturePhotoSettings.defaultQuality)
+        var request = PhotoRequest(
+            resolved: resolved, format: format, userMetadata: snapshot.metadata, client: client, acceptedAt: .invalid)
+        let photoSize = resolved.photoDimensions
+        if let previewFormat = settings.previewPhotoFormat {
+            switch Self.previewSize(previewFormat, photo: photoSize) {
+            case .success(let size):
+                request.preview = size
+                request.resolved.previewDimensions = size
+            case .failure(let error):
+                if refusal == nil { refusal = error }
+            }
+        }
+        if case .jpeg = format, modes.autoDeferredPhotoDelivery, context?.format.pixelFormat != .mjpeg {
+            request.deferred = true
+            request.resolved.deferredPhotoProxyDimensions = photoSize
+        }
         return (request, refusal)
     }
 
@@ -230,8 +335,15 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
     /// first, at once).
     package func submit(_ request: PhotoRequest, refusal: CaptureError?) {
         let client = request.client
-        let resolved = request.resolved
         state.withLock { state in
+            var accepted = request
+            if state.modes.zeroShutterLag && state.modes.fastCapturePrioritization && state.processing > 0 {
+                // Another photo is being made: this one favours speed (no preview image).
+                accepted.resolved.isFastCapturePrioritizationEnabled = true
+                accepted.resolved.previewDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
+                accepted.preview = nil
+            }
+            let resolved = accepted.resolved
             var error = refusal
             if !state.usedIDs.insert(resolved.uniqueID).inserted {
                 error = CaptureError(
@@ -249,11 +361,78 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
                 return
             }
             state.inFlight += 1
-            state.pending.append(
-                PhotoRequest(
-                    resolved: resolved, format: request.format, userMetadata: request.userMetadata, client: client,
-                    acceptedAt: host.now()))
+            accepted.acceptedAt = host.now()
+            if state.modes.zeroShutterLag {
+                state.nearestPending.append(accepted)
+                serveNearest(&state)
+            } else {
+                state.pending.append(accepted)
+            }
+            noteReadiness(&state)
         }
+    }
+
+    /// The preview size `format` asks for, fitted to a photo of `photo` (aspect kept), or why
+    /// the format cannot be used.
+    package static func previewSize(_ format: [String: Any], photo: CaptureDevice.Dimensions) -> Result<
+        CaptureDevice.Dimensions, CaptureError
+    > {
+        let known: Set<String> = [kCVPixelBufferPixelFormatTypeKey, kCVPixelBufferWidthKey, kCVPixelBufferHeightKey]
+        if let unknown = format.keys.first(where: { !known.contains($0) }) {
+            return .failure(
+                CaptureError(
+                    .invalidArgument,
+                    "preview photo format key '\(unknown)' is not supported: use kCVPixelBufferPixelFormatTypeKey, kCVPixelBufferWidthKey and kCVPixelBufferHeightKey"
+                ))
+        }
+        let raw = format[kCVPixelBufferPixelFormatTypeKey]
+        let pixelFormat: OSType? =
+            switch raw {
+            case let p as PixelFormat: p.rawValue
+            case let v as OSType: v
+            case let v as Int where v >= 0 && v <= Int(UInt32.max): OSType(v)
+            default: nil
+            }
+        guard pixelFormat == kCVPixelFormatType_32BGRA else {
+            return .failure(
+                CaptureError(
+                    .invalidArgument,
+                    "a preview photo is BGRA: set kCVPixelBufferPixelFormatTypeKey to kCVPixelFormatType_32BGRA (see availablePreviewPhotoPixelFormatTypes), not \(raw.map { "\($0)" } ?? "nothing")"
+                ))
+        }
+        func side(_ key: String) -> Result<Int?, CaptureError> {
+            guard let value = format[key] else { return .success(nil) }
+            let number: Int? =
+                switch value {
+                case let i as Int: i
+                case let i as Int32: Int(i)
+                case let d as Double where d.rounded() == d && abs(d) < 1e9: Int(d)
+                default: nil
+                }
+            guard let number, number > 0, number <= PixelBuffer.maximumDimension else {
+                return .failure(
+                    CaptureError(
+                        .invalidArgument,
+                        "the preview photo's \(key) takes a whole number of pixels from 1 to \(PixelBuffer.maximumDimension), got \(value)"
+                    ))
+            }
+            return .success(number)
+        }
+        let width: Int?
+        let height: Int?
+        switch (side(kCVPixelBufferWidthKey), side(kCVPixelBufferHeightKey)) {
+        case (.failure(let error), _), (_, .failure(let error)): return .failure(error)
+        case (.success(let w), .success(let h)): (width, height) = (w, h)
+        }
+        let photoWidth = Int(photo.width)
+        let photoHeight = Int(photo.height)
+        guard photoWidth > 0, photoHeight > 0 else { return .success(photo) }
+        let boxWidth = width ?? (height.map { $0 * photoWidth / photoHeight } ?? photoWidth)
+        let boxHeight = height ?? (width.map { $0 * photoHeight / photoWidth } ?? photoHeight)
+        // Fit inside the box, aspect kept, even sides (chroma), at least 2, never larger than the photo.
+        let scale = min(1, min(Double(boxWidth) / Double(photoWidth), Double(boxHeight) / Double(photoHeight)))
+        let fitted = { (side: Int) in max(2, Int((Double(side) * scale).rounded(.down)) & ~1) }
+        return .success(CaptureDevice.Dimensions(width: Int32(fitted(photoWidth)), height: Int32(fitted(photoHeight))))
     }
 
     /// Whether accepted requests have not finished yet.
@@ -270,24 +449,38 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
 
     // MARK: Stream
 
-    private func streamDidBegin() { state.withLock { $0.streaming = true } }
+    private func streamDidBegin(_ context: PhotoStreamContext) {
+        state.withLock { state in
+            state.streaming = true
+            state.frameDuration = context.frameDuration
+            noteReadiness(&state)
+        }
+    }
 
     /// A frame on the capture thread: claims the requests accepted before it arrived; whether the
     /// engine should take it.
     private func claims(_ sample: CapturedSample, from connection: CaptureConnection) -> Bool {
         state.withLock { state -> Bool in
             guard state.streaming, connection.passesSamples else { return false }
-            var count = 0
-            while count < state.pending.count, state.pending[count].acceptedAt < sample.hostArrivalTime { count += 1 }
-            guard count > 0 || state.needsFrame else { return false }
-            state.needsFrame = false
-            if count > 0 {
-                state.claimed.append(
-                    Batch(sequenceNumber: sample.sequenceNumber, requests: Array(state.pending[..<count])))
-                state.pending.removeFirst(count)
-            }
-            return true
+            let claimed = claimBatch(sample, &state)
+            // With zero shutter lag every frame goes to the ring.
+            return claimed || state.modes.zeroShutterLag
         }
+    }
+
+    /// Claims the requests accepted before `sample` arrived for it; whether the engine must take it.
+    private func claimBatch(_ sample: CapturedSample, _ state: inout State) -> Bool {
+        var count = 0
+        while count < state.pending.count, state.pending[count].acceptedAt < sample.hostArrivalTime { count += 1 }
+        guard count > 0 || state.needsFrame else { return false }
+        state.needsFrame = false
+        if count > 0 {
+            state.claimed.append(
+                Batch(sequenceNumber: sample.sequenceNumber, requests: Array(state.pending[..<count])))
+            state.pending.removeFirst(count)
+            noteReadiness(&state)
+        }
+        return true
     }
 
     /// The stream stopped (the engine has handed over what it held): fails what no frame served,
@@ -299,9 +492,12 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
             defer {
                 state.claimed = []
                 state.pending = []
+                state.nearestPending = []
+                noteReadiness(&state)
             }
-            return state.claimed.flatMap(\.requests) + state.pending
+            return state.claimed.flatMap(\.requests) + state.pending + state.nearestPending
         }
+        ring.removeAll()
         guard !left.isEmpty else { return }
         let error = error()
         queue.async { [weak self] in
@@ -316,6 +512,9 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
     @discardableResult
     package func waitUntilIdle(_ core: EngineOutputCore<Body>, timeout: Double) -> Bool {
         guard core.waitUntilDelivered(timeout: timeout) else { return false }
+        let processed = DispatchSemaphore(value: 0)
+        processingQueue.async { processed.signal() }
+        guard processed.wait(timeout: .now() + timeout) == .success else { return false }
         let done = DispatchSemaphore(value: 0)
         queue.async { done.signal() }
         return done.wait(timeout: .now() + timeout) == .success
@@ -338,43 +537,128 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
         }
     }
 
-    private func finished() {
-        state.withLock { $0.inFlight -= 1 }
+    private func finished(processing: Bool = false) {
+        state.withLock { state in
+            state.inFlight -= 1
+            if processing { state.processing -= 1 }
+            noteReadiness(&state)
+        }
+    }
+
+    // MARK: Zero shutter lag
+
+    /// On the delivery path: keeps `sample` in the ring (with zero shutter lag on) and serves the
+    /// requests waiting for a nearer frame.
+    private func keepForZeroShutterLag(
+        _ sample: CapturedSample, context: PhotoStreamContext, connection: CaptureConnection
+    ) {
+        guard state.withLock({ $0.modes.zeroShutterLag }) else { return }
+        ring.insert(sample, from: connection)
+        state.withLock { state in
+            guard !state.nearestPending.isEmpty else { return }
+            serveNearest(&state)
+            noteReadiness(&state)
+        }
+    }
+
+    /// Serves the waiting zero-shutter-lag requests, in order, whose nearest frame is known: the
+    /// ring's frame nearest each request's time, once no later frame can be nearer.
+    private func serveNearest(_ state: inout State) {
+        while let request = state.nearestPending.first,
+            let (entry, laterMayBeNearer) = ring.nearest(to: request.acceptedAt, frameDuration: state.frameDuration),
+            !laterMayBeNearer
+        {
+            state.nearestPending.removeFirst()
+            state.processing += 1
+            let responsive = state.modes.responsiveCapture
+            let resolved = request.resolved
+            let client = request.client
+            if responsive {
+                // The frame is taken now, whatever earlier photos are still being made.
+                queue.async {
+                    client.willCapturePhoto(resolved)
+                    client.didCapturePhoto(resolved)
+                }
+            }
+            processingQueue.async { [self] in
+                if !responsive {
+                    queue.sync {
+                        client.willCapturePhoto(resolved)
+                        client.didCapturePhoto(resolved)
+                    }
+                }
+                let sample = CapturedSample(
+                    buffer: entry.buffer, presentationTime: entry.presentationTime, duration: entry.duration,
+                    sequenceNumber: entry.sequenceNumber, hostArrivalTime: entry.hostArrivalTime)
+                let metadata = Self.baseMetadata(
+                    sample: sample,
+                    dimensions: CaptureDevice.Dimensions(
+                        width: Int32(entry.buffer.width), height: Int32(entry.buffer.height)),
+                    connection: entry.connection, now: host.now())
+                ringWorker.beginFrame()
+                let outcome = ringWorker.outcome(for: request, sample: sample, metadata: metadata)
+                ringWorker.endFrame()
+                queue.async { [self] in
+                    Self.deliver(outcome, to: client, resolved)
+                    finished(processing: true)
+                }
+            }
+        }
     }
 
     /// Makes and hands over each request's photo (on ``queue``).
     private func process(_ frame: Frame, from connection: CaptureConnection) {
         guard !frame.requests.isEmpty else { return }
-        let device = connection.device
-        let orientation = EXIFWriter.orientation(
-            rotationAngle: connection.videoRotationAngle, isMirrored: connection.isVideoMirrored)
-        let age = (host.now() - frame.sample.hostArrivalTime).seconds
-        let captureDate = Date(timeIntervalSinceNow: age.isFinite ? -max(0, age) : 0)
-        var base = EXIFMetadata()
-        base.setCaptureDate(captureDate)
-        if let manufacturer = device?.manufacturer, !manufacturer.isEmpty { base.make = manufacturer }
-        if let name = device?.localizedName, !name.isEmpty { base.model = name }
-        base.pixelWidth = frame.context.format.dimensions.pixelWidth
-        base.pixelHeight = frame.context.format.dimensions.pixelHeight
-        base.orientation = orientation
-        base.software = "Viewfinder"
+        let base = Self.baseMetadata(
+            sample: frame.sample, dimensions: frame.context.format.dimensions, connection: connection, now: host.now())
         worker.beginFrame()
         for request in frame.requests {
             let resolved = request.resolved
             request.client.willCapturePhoto(resolved)
             request.client.didCapturePhoto(resolved)
-            let result = worker.photo(for: request, frame: frame, metadata: base)
-            switch result {
-            case .success(let photo):
-                request.client.didFinishProcessing(photo, error: nil)
-                request.client.didFinishCapture(resolved, error: nil)
-            case .failure(let error):
-                request.client.didFinishProcessing(CapturePhoto(failed: resolved), error: error)
-                request.client.didFinishCapture(resolved, error: error)
-            }
+            Self.deliver(
+                worker.outcome(for: request, sample: frame.sample, metadata: base), to: request.client, resolved)
             finished()
         }
         worker.endFrame()
+    }
+
+    /// The EXIF fields every photo of a frame has: capture date, device, size, orientation.
+    private static func baseMetadata(
+        sample: CapturedSample, dimensions: CaptureDevice.Dimensions, connection: CaptureConnection, now: MediaTime
+    ) -> EXIFMetadata {
+        let device = connection.device
+        let orientation = EXIFWriter.orientation(
+            rotationAngle: connection.videoRotationAngle, isMirrored: connection.isVideoMirrored)
+        let age = (now - sample.hostArrivalTime).seconds
+        let captureDate = Date(timeIntervalSinceNow: age.isFinite ? -max(0, age) : 0)
+        var base = EXIFMetadata()
+        base.setCaptureDate(captureDate)
+        if let manufacturer = device?.manufacturer, !manufacturer.isEmpty { base.make = manufacturer }
+        if let name = device?.localizedName, !name.isEmpty { base.model = name }
+        base.pixelWidth = Int(dimensions.width)
+        base.pixelHeight = Int(dimensions.height)
+        base.orientation = orientation
+        base.software = "Viewfinder"
+        return base
+    }
+
+    /// Hands a request's outcome to its client: the photo (or proxy), then the end of the request.
+    private static func deliver(
+        _ outcome: Result<PhotoWorker.Outcome, CaptureError>, to client: any PhotoRequestClient,
+        _ resolved: CaptureResolvedPhotoSettings
+    ) {
+        switch outcome {
+        case .success(.photo(let photo)):
+            client.didFinishProcessing(photo, error: nil)
+            client.didFinishCapture(resolved, error: nil)
+        case .success(.proxy(let proxy)):
+            client.didFinishCapturingDeferredPhotoProxy(proxy, error: nil)
+            client.didFinishCapture(resolved, error: nil)
+        case .failure(let error):
+            client.didFinishProcessing(CapturePhoto(failed: resolved), error: error)
+            client.didFinishCapture(resolved, error: error)
+        }
     }
 }
 
@@ -401,39 +685,71 @@ package final class PhotoWorker: @unchecked Sendable {
         encodable = nil
     }
 
-    package func photo(
-        for request: PhotoRequest, frame: PhotoCapturePipeline.Frame, metadata base: EXIFMetadata
-    ) -> Result<CapturePhoto, CaptureError> {
+    /// What a request becomes: a photo, or a deferred proxy to be processed later.
+    package enum Outcome {
+        case photo(CapturePhoto)
+        case proxy(CaptureDeferredPhotoProxy)
+    }
+
+    /// `request`'s photo from `sample`'s frame, with the frame's EXIF `base` and the request's
+    /// own fields; a deferred request's proxy (holding a copy of the frame) instead.
+    package func outcome(
+        for request: PhotoRequest, sample: CapturedSample, metadata base: EXIFMetadata
+    ) -> Result<Outcome, CaptureError> {
         do throws(CaptureError) {
-            guard let image = frame.sample.image else {
+            guard let image = sample.image else {
                 throw CaptureError(.conversionFailed, "the frame for the photo carried no image")
             }
             var metadata = base
             try metadata.apply(request.userMetadata)
             let resolved = request.resolved
+            let preview = try request.preview.map { size throws(CaptureError) in try previewImage(image, size: size) }
             switch request.format {
+            case .jpeg(let quality) where request.deferred && image.pixelFormat != .mjpeg:
+                let frame = try newBuffer(image.pixelFormat, image.width, image.height)
+                PixelCopy.copy(image, into: frame)
+                return .success(
+                    .proxy(
+                        CaptureDeferredPhotoProxy(
+                            timestamp: sample.presentationTime, resolvedSettings: resolved,
+                            sequenceNumber: sample.sequenceNumber, exif: metadata, frame: frame, quality: quality,
+                            preview: preview)))
             case .jpeg(let quality):
                 let jpeg = try self.jpeg(image, quality: quality)
                 let file = try EXIFWriter.insert(metadata, into: jpeg)
                 return .success(
-                    CapturePhoto(
-                        timestamp: frame.sample.presentationTime, resolvedSettings: resolved, pixelBuffer: nil,
-                        sequenceNumber: frame.sample.sequenceNumber, exif: metadata, jpeg: Data(file)))
+                    .photo(
+                        CapturePhoto(
+                            timestamp: sample.presentationTime, resolvedSettings: resolved, pixelBuffer: nil,
+                            sequenceNumber: sample.sequenceNumber, exif: metadata, jpeg: Data(file), preview: preview)))
             case .uncompressed(let pixelFormat):
                 let buffer = try uncompressed(image, as: pixelFormat)
                 return .success(
-                    CapturePhoto(
-                        timestamp: frame.sample.presentationTime, resolvedSettings: resolved, pixelBuffer: buffer,
-                        sequenceNumber: frame.sample.sequenceNumber, exif: metadata, jpeg: nil))
+                    .photo(
+                        CapturePhoto(
+                            timestamp: sample.presentationTime, resolvedSettings: resolved, pixelBuffer: buffer,
+                            sequenceNumber: sample.sequenceNumber, exif: metadata, jpeg: nil, preview: preview)))
             }
         } catch {
             return .failure(error)
         }
     }
 
+    /// A BGRA preview of `image` at `size` (the frame converted, decoded for Motion-JPEG, then scaled).
+    private func previewImage(_ image: PixelBuffer, size: CaptureDevice.Dimensions) throws(CaptureError) -> PixelBuffer
+    {
+        let width = Int(size.width)
+        let height = Int(size.height)
+        var source = image
+        if image.pixelFormat == .mjpeg { source = try uncompressed(image, as: .bgra) }
+        let preview = try newBuffer(.bgra, width, height)
+        try conversions.conversion(of: source, to: .bgra, size: size).convert(source, into: preview)
+        return preview
+    }
+
     /// The JPEG of `image`: an MJPEG camera's own frame (with the standard Huffman tables where it
     /// has none), or the frame encoded at `quality`.
-    private func jpeg(_ image: PixelBuffer, quality: Double) throws(CaptureError) -> [UInt8] {
+    package func jpeg(_ image: PixelBuffer, quality: Double) throws(CaptureError) -> [UInt8] {
         if image.pixelFormat == .mjpeg {
             let count = min(image.dataSize, image.bytes(ofPlane: 0).count)
             let bytes = [UInt8](UnsafeRawBufferPointer(start: image.baseAddress, count: count))
