@@ -106,6 +106,22 @@ public final class JPEGDecoder: @unchecked Sendable {
     public let height: Int
     /// The format frames are decoded into.
     public let pixelFormat: PixelFormat
+    /// The decoder's scale: 1 decodes whole frames; 2, 4 or 8 decode at 1/2, 1/4 or 1/8 of the
+    /// size in the DCT domain (libjpeg-turbo's scaling factors: less inverse-transform and colour
+    /// work, the same entropy decoding), into buffers of ``outputWidth`` × ``outputHeight``.
+    package let scaleDenominator: Int
+    /// The width of decoded images: ``width`` divided by ``scaleDenominator``, rounded up.
+    package var outputWidth: Int { Self.scaled(width, by: scaleDenominator) }
+    /// The height of decoded images: ``height`` divided by ``scaleDenominator``, rounded up.
+    package var outputHeight: Int { Self.scaled(height, by: scaleDenominator) }
+
+    /// The scale denominators a decoder takes (TurboJPEG's factors 1/1, 1/2, 1/4, 1/8).
+    package static let scaleDenominators = [1, 2, 4, 8]
+
+    /// `dimension` decoded at 1/`denominator` (TurboJPEG's `TJSCALED`: rounded up).
+    package static func scaled(_ dimension: Int, by denominator: Int) -> Int {
+        (dimension + denominator - 1) / denominator
+    }
 
     /// BGRA through planes and libyuv (`J422ToARGB` …), the default; `false` uses `tjDecompress2`
     /// straight to BGRA (smoother chroma upsampling, about 8 % more CPU at 1080p 4:2:2).
@@ -132,28 +148,50 @@ public final class JPEGDecoder: @unchecked Sendable {
     /// A decoder of `width` × `height` frames into `pixelFormat` (one of
     /// ``supportedPixelFormats``).
     public init(width: Int, height: Int, pixelFormat: PixelFormat) throws(CaptureError) {
+        (handle, rows) = try Self.makeDecompressors(width: width, height: height, pixelFormat: pixelFormat)
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        scaleDenominator = 1
+    }
+
+    /// A decoder of `width` × `height` frames into `pixelFormat` at 1/`scaleDenominator` of their
+    /// size (1, 2, 4 or 8; see ``scaleDenominator``).
+    package init(width: Int, height: Int, pixelFormat: PixelFormat, scaleDenominator: Int) throws(CaptureError) {
+        guard Self.scaleDenominators.contains(scaleDenominator) else {
+            throw CaptureError(
+                .invalidArgument,
+                "a JPEG decoder scales by 1/1, 1/2, 1/4 or 1/8, not 1/\(scaleDenominator): choose one of those")
+        }
+        (handle, rows) = try Self.makeDecompressors(width: width, height: height, pixelFormat: pixelFormat)
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.scaleDenominator = scaleDenominator
+    }
+
+    /// Checks a decoder's size and format and makes its TurboJPEG and libjpeg decompressors.
+    private static func makeDecompressors(
+        width: Int, height: Int, pixelFormat: PixelFormat
+    ) throws(CaptureError) -> (tjhandle, OpaquePointer) {
         guard width > 0, height > 0, width <= 32767, height <= 32767 else {
             throw CaptureError(
                 .invalidArgument, "a JPEG decoder needs a size of 1 to 32767 pixels, got \(width)x\(height)")
         }
-        guard Self.supportedPixelFormats.contains(pixelFormat) else {
+        guard supportedPixelFormats.contains(pixelFormat) else {
             throw CaptureError(
                 .unsupportedPixelFormat,
-                "JPEG frames decode to \(Self.supportedPixelFormats.map(\.name).joined(separator: ", ")), not \(pixelFormat)"
+                "JPEG frames decode to \(supportedPixelFormats.map(\.name).joined(separator: ", ")), not \(pixelFormat)"
             )
         }
         guard let handle = tjInitDecompress() else {
-            throw CaptureError(.systemError, "could not create a TurboJPEG decompressor: \(Self.lastError(nil))")
+            throw CaptureError(.systemError, "could not create a TurboJPEG decompressor: \(lastError(nil))")
         }
         guard let rows = vf_jpeg_create() else {
             tjDestroy(handle)
             throw CaptureError(.systemError, "could not create a libjpeg decompressor (out of memory)")
         }
-        self.rows = rows
-        self.width = width
-        self.height = height
-        self.pixelFormat = pixelFormat
-        self.handle = handle
+        return (handle, rows)
     }
 
     deinit {
@@ -291,13 +329,16 @@ public final class JPEGDecoder: @unchecked Sendable {
     }
 
     private func decodeComplete(_ frame: UnsafeRawBufferPointer, into destination: PixelBuffer) throws(CaptureError) {
-        guard destination.pixelFormat == pixelFormat, destination.width == width, destination.height == height else {
+        guard destination.pixelFormat == pixelFormat, destination.width == outputWidth,
+            destination.height == outputHeight
+        else {
             throw CaptureError(
                 .invalidArgument,
-                "a \(width)x\(height) \(pixelFormat) JPEG decoder cannot fill a \(destination.width)x\(destination.height) \(destination.pixelFormat) buffer"
+                "a \(outputWidth)x\(outputHeight) \(pixelFormat) JPEG decoder cannot fill a \(destination.width)x\(destination.height) \(destination.pixelFormat) buffer"
             )
         }
-        if decodesByRows && (pixelFormat != .bgra || decodesBGRAThroughPlanes) {
+        // The row-group path decodes whole frames; a scaled decode goes through TurboJPEG's planes.
+        if decodesByRows && scaleDenominator == 1 && (pixelFormat != .bgra || decodesBGRAThroughPlanes) {
             if try decodeByRows(frame, into: destination) { return }
         }
         let header = try readHeader(frame)
@@ -305,7 +346,8 @@ public final class JPEGDecoder: @unchecked Sendable {
         if pixelFormat == .bgra && !decodesBGRAThroughPlanes {
             let status = tjDecompress2(
                 handle, source, UInt(frame.count), destination.baseAddress.assumingMemoryBound(to: UInt8.self),
-                Int32(width), Int32(destination.bytesPerRow), Int32(height), Int32(TJPF_BGRA.rawValue), Self.flags)
+                Int32(outputWidth), Int32(destination.bytesPerRow), Int32(outputHeight), Int32(TJPF_BGRA.rawValue),
+                Self.flags)
             try check(status, frameBytes: frame.count)
             return
         }
@@ -339,6 +381,8 @@ public final class JPEGDecoder: @unchecked Sendable {
     private func decodeThroughPlanes(
         _ source: UnsafePointer<UInt8>, count: Int, header: JPEGHeader, into destination: PixelBuffer
     ) throws(CaptureError) {
+        // The decoded image's geometry (TurboJPEG scales when it is smaller than the frame).
+        let (width, height) = (outputWidth, outputHeight)
         let sampling = header.subsampling.turboJPEG
         let componentCount = header.subsampling == .gray ? 1 : 3
         var sizes: [(width: Int, height: Int)] = []
@@ -465,7 +509,7 @@ public final class JPEGDecoder: @unchecked Sendable {
     ) throws(CaptureError) {
         let argb = destination.baseAddress.assumingMemoryBound(to: UInt8.self)
         let stride = Int32(destination.bytesPerRow)
-        let (w, h) = (Int32(width), Int32(height))
+        let (w, h) = (Int32(outputWidth), Int32(outputHeight))
         let (sy, su, sv) = (Int32(y.stride), Int32(u.stride), Int32(v.stride))
         let status: Int32
         switch subsampling {
