@@ -165,6 +165,39 @@ struct SharedDecodeTests {
         #expect(scaled.work < one.work / 1.5, "1/2-scale decode: \(scaled) vs \(one)")
     }
 
+    @Test(
+        "scaled decodes of 4:2:2, 4:2:0 and greyscale frames at 1/2, 1/4, 1/8 match a box-scaled whole decode",
+        arguments: [JPEGChromaSubsampling.yuv422, .yuv420, .gray], [2, 4, 8])
+    func scaledLayouts(subsampling: JPEGChromaSubsampling, scale: Int) throws {
+        // 1080 / 8 = 135: an odd height, whose last chroma row pairs with itself.
+        let (width, height) = (1920, 1080)
+        let jpeg = try JPEGTestSupport.jpeg(7, width: width, height: height, subsampling: subsampling, quality: 0.9)
+        let whole = try JPEGDecoder(width: width, height: height, pixelFormat: .nv12FullRange)
+        let full = try JPEGTestSupport.buffer(.nv12FullRange, width, height)
+        try whole.decode(jpeg, into: full)
+        let (w, h) = (width / scale, height / scale)
+        let reference = Self.boxScale(Self.luma(full), from: (width, height), to: (w, h))
+        for format in [PixelFormat.nv12FullRange, .i420, .nv12VideoRange, .bgra] {
+            let decoder = try JPEGDecoder(width: width, height: height, pixelFormat: format, scaleDenominator: scale)
+            #expect(decoder.outputWidth == w && decoder.outputHeight == h)
+            let scaled = try JPEGTestSupport.buffer(format, w, h)
+            try decoder.decode(jpeg, into: scaled)
+            // Compared in full-range NV12 (the converter maps the others back).
+            let conversion = try FrameConversion(
+                from: format, size: CaptureDevice.Dimensions(width: w, height: h), to: .nv12FullRange,
+                size: CaptureDevice.Dimensions(width: w, height: h), capacity: 1)
+            let comparable = format == .nv12FullRange ? scaled : try #require(try conversion.convert(scaled))
+            let psnr = Self.psnr(Self.luma(comparable), reference)
+            #expect(psnr >= 30, "\(subsampling) 1/\(scale) \(format): \(psnr) dB")
+            if subsampling != .gray, format != .bgra {
+                // Chroma is decoded, not grey: the pattern's colours survive.
+                let uv = comparable.baseAddress(ofPlane: 1).assumingMemoryBound(to: UInt8.self)
+                let span = UnsafeBufferPointer(start: uv, count: comparable.bytesPerRow(ofPlane: 1) * (h / 2))
+                #expect(span.contains { $0 < 100 || $0 > 156 }, "\(subsampling) 1/\(scale) \(format)")
+            }
+        }
+    }
+
     // MARK: Helpers
 
     /// Plane 0 of `image`, rows packed.
