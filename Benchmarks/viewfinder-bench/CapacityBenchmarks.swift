@@ -63,6 +63,14 @@ enum CapacityBenchmarks {
                 ])
             }
         }
+        // The decode floor at 1/1, 1/2, 1/4, interleaved: what a scaled decode saves, in one run.
+        cases.append(
+            BenchmarkCase(name: "capacity/decode-floor/\(quick ? "640x480" : "1920x1080")", group: "capacity") { _ in
+                try runWorker([
+                    "--mode", "floors", "--sizes", quick ? "640x480" : "1920x1080", "--repeats", quick ? "1" : "5",
+                    "--window", quick ? "0.1" : "1",
+                ])
+            })
         cases += sizes.map { size in
             let name = "capacity/mjpeg-nv12/\(size.0)x\(size.1)@\(rate)"
             // --quick: two cameras, one short window each (a smoke test of every path).
@@ -187,8 +195,12 @@ enum CapacityWorker {
             return fail("--sizes, --counts and --json are needed")
         }
         do {
-            let results =
-                options.mode == "recording" ? try Recording.measure(options) : try Capacity.measure(options)
+            let results: [BenchmarkResult]
+            switch options.mode {
+            case "recording": results = try Recording.measure(options)
+            case "floors": results = try Capacity.floors(options)
+            default: results = try Capacity.measure(options)
+            }
             let encoder = JSONEncoder()
             try encoder.encode(results).write(to: URL(fileURLWithPath: json))
             return 0
@@ -746,6 +758,38 @@ extension CapacityWorker {
             return (figures[0], figures[1])
         }
 
+        /// The decode floors at 1/1, 1/2 and 1/4, interleaved (`repeats` rounds, the order rotated):
+        /// what a scaled decode saves, measured in one run.
+        static func floors(_ options: Options) throws -> [BenchmarkResult] {
+            let size = options.sizes[0]
+            let scales = [1, 2, 4]
+            var figures: [Int: [(turbo: Double, viewfinder: Double)]] = [:]
+            for round in 0..<options.repeats {
+                for index in Measure.order(repeat: round, count: scales.count) {
+                    let scale = scales[index]
+                    let floor = try decodeFloors(size, seconds: options.window, scale: scale)
+                    figures[scale, default: []].append(floor)
+                    progress(
+                        "    floor 1/\(scale): TurboJPEG \(format(floor.turbo, 2)) ms, Viewfinder \(format(floor.viewfinder, 2)) ms"
+                    )
+                }
+            }
+            let whole = Measure.median(figures[1]!.map(\.turbo))
+            return scales.map { scale in
+                let list = figures[scale]!
+                let turbo = Measure.median(list.map(\.turbo))
+                let viewfinder = Measure.median(list.map(\.viewfinder))
+                var row = BenchmarkResult(
+                    name: "capacity/decode-floor/\(size)/1-\(scale)", group: "capacity", width: size.width,
+                    height: size.height, fpsMin: 0, fpsMedian: 1000 / turbo, gbPerS: 0, floor: 0, ratioToFloor: 0)
+                row.engine = "turbojpeg"
+                row.cpuMsPerFrame = turbo
+                row.note =
+                    "TurboJPEG to planes at 1/\(scale), one thread: \(format(turbo, 2)) CPU-ms (\(format(turbo / whole, 2))× the whole decode); Viewfinder's decoder to NV12 at 1/\(scale): \(format(viewfinder, 2)) ms; \(list.count) interleaved rounds"
+                return row
+            }
+        }
+
         static func measure(_ options: Options) throws -> [BenchmarkResult] {
             let size = options.sizes[0]
             let cameras = try Cameras(count: options.counts.max() ?? 1, sizes: [size])
@@ -872,9 +916,13 @@ extension CapacityWorker {
             var preset: String
             /// What the cameras deliver.
             var camera: PixelFormat
+            /// Whether the device's outputs share one decode (off: each output decodes for itself,
+            /// as before the shared decode, for an A/B in one run).
+            var sharesDecode = true
 
             var name: String {
                 "capacity/recording/2x\(size)@\(CapacityBenchmarks.rate)/\(camera == .mjpeg ? "mjpeg" : "yuyv")-camera-\(label)"
+                    + (sharesDecode ? "" : "-unshared")
             }
         }
 
@@ -889,11 +937,16 @@ extension CapacityWorker {
             ]
             if options.recordingCameras == "mjpeg" {
                 // The Motion-JPEG cameras only, each variant `repeats` times (interleaved).
-                let mjpeg = [
+                // Each with the shared decode and without it (every output decoding for itself),
+                // alternated, the order reversed every other repeat.
+                var unshared = Variant(
+                    label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .mjpeg)
+                unshared.sharesDecode = false
+                let pair = [
                     Variant(label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .mjpeg),
-                    Variant(label: "h264-ultrafast", size: large, codec: .h264, preset: "ultrafast", camera: .mjpeg),
+                    unshared,
                 ]
-                variants = (0..<options.repeats).flatMap { _ in mjpeg }
+                variants = (0..<options.repeats).flatMap { $0 % 2 == 0 ? pair : pair.reversed() }
             } else if options.sizes.count > 1 {
                 variants.append(
                     Variant(label: "h264-ultrafast", size: large, codec: .h264, preset: "ultrafast", camera: .yuyv))
@@ -941,6 +994,8 @@ extension CapacityWorker {
                 device.unlockForConfiguration()
             }
             let center = NotificationCenter()
+            DeviceFrameDecoder.sharingEnabled.store(variant.sharesDecode, ordering: .relaxed)
+            defer { DeviceFrameDecoder.sharingEnabled.store(true, ordering: .relaxed) }
             let session = CaptureMultiCamSession(notificationCenter: center)
             session.sessionPreset = .inputPriority
             var movies: [CaptureMovieFileOutput] = []
@@ -1028,7 +1083,8 @@ extension CapacityWorker {
             row.dropped = movieDrops + lost
             row.frames = recorded.reduce(0, +)
             row.note =
-                "\(realTime ? "real time" : "NOT real time"): recorded \(recorded.map(String.init).joined(separator: " + ")) of \(due) frames due per camera in \(format(stopAt - t0)) s (\(recordedFps.map { format($0) }.joined(separator: " / ")) fps), movie outputs dropped \(movieDrops), cameras lost \(lost), files finished \(format(drain, 2)) s after stopRecording; data outputs beside delivered \(dataFrames.map(String.init).joined(separator: " + ")) NV12 frames; one CaptureMultiCamSession (hardwareCost \(format(Double(session.hardwareCost), 2)), systemPressureCost \(format(Double(session.systemPressureCost), 2)))"
+                (variant.sharesDecode ? "" : "each output decoding for itself (shared decode off): ")
+                + "\(realTime ? "real time" : "NOT real time"): recorded \(recorded.map(String.init).joined(separator: " + ")) of \(due) frames due per camera in \(format(stopAt - t0)) s (\(recordedFps.map { format($0) }.joined(separator: " / ")) fps), movie outputs dropped \(movieDrops), cameras lost \(lost), files finished \(format(drain, 2)) s after stopRecording; data outputs beside delivered \(dataFrames.map(String.init).joined(separator: " + ")) NV12 frames; one CaptureMultiCamSession (hardwareCost \(format(Double(session.hardwareCost), 2)), systemPressureCost \(format(Double(session.systemPressureCost), 2)))"
             progress("    2 × \(variant.size) \(variant.label): \(row.note!), CPU/wall \(format(row.cpuPerWall, 2))")
             return row
         }

@@ -162,7 +162,15 @@ struct SharedDecodeTests {
         #expect(three.work == one.work, "three outputs of the same format share one decode")
         let half = OutputRequest(pixelFormat: .nv12VideoRange, size: CaptureDevice.Dimensions(width: 960, height: 540))
         let scaled = FormatNegotiator.conversionCost(from: format, to: [half])
-        #expect(scaled.work < one.work / 1.5, "1/2-scale decode: \(scaled) vs \(one)")
+        #expect(scaled.work < one.work, "1/2-scale decode: \(scaled) vs \(one)")
+        #expect(
+            SharedDecodePlan(
+                camera: FrameFormat(pixelFormat: .mjpeg, width: 1920, height: 1080), format: .nv12FullRange,
+                scaleDenominator: 2
+            ).cost.work
+                < MJPEGDecodeStep.estimatedCost(
+                    decoding: CaptureDevice.Dimensions(width: 1920, height: 1080), to: .nv12FullRange
+                ).work)
     }
 
     @Test(

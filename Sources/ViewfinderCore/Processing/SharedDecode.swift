@@ -135,6 +135,10 @@ package final class DeviceFrameDecoder: Sendable {
         package var scaledDecodes = 0
     }
 
+    /// Whether devices started from now on share their decode (benchmarks turn it off to measure
+    /// every output decoding for itself, the A of an A/B in one run; on by default).
+    package static let sharingEnabled = Atomic<Bool>(true)
+
     /// The buffers each decoded format's pool holds at most (allocated only when used).
     package static let poolCapacity = 24
 

@@ -48,7 +48,7 @@ package final class SharedDeviceStream: DeviceStreamSink {
     package init(device: CaptureDevice, choice: FormatNegotiator.Choice) {
         self.device = device
         self.choice = choice
-        if choice.format.pixelFormat == .mjpeg {
+        if choice.format.pixelFormat == .mjpeg && DeviceFrameDecoder.sharingEnabled.load(ordering: .relaxed) {
             let decoder = DeviceFrameDecoder(camera: choice.format.dimensions)
             decoder.currentPlan = SharedDecodePlan.current
             frameDecoder = decoder
