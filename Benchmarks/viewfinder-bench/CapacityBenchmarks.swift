@@ -269,16 +269,16 @@ enum CapacityWorker {
         static func yuyvFrames(_ size: CaptureDevice.Dimensions, count: Int) -> [[UInt8]] {
             var seed: UInt32 = 0x9E37_79B9
             return (0..<count).map { index in
-                var bytes = [UInt8](repeating: 0, count: size.width * size.height * 2)
-                for y in 0..<size.height {
-                    for x in 0..<size.width {
+                var bytes = [UInt8](repeating: 0, count: size.pixelWidth * size.pixelHeight * 2)
+                for y in 0..<size.pixelHeight {
+                    for x in 0..<size.pixelWidth {
                         seed ^= seed << 13
                         seed ^= seed >> 17
                         seed ^= seed << 5
-                        let o = (y * size.width + x) * 2
-                        bytes[o] = UInt8(clamping: (x + index * 7) * 220 / size.width + 16 + Int(seed & 7) - 3)
+                        let o = (y * size.pixelWidth + x) * 2
+                        bytes[o] = UInt8(clamping: (x + index * 7) * 220 / size.pixelWidth + 16 + Int(seed & 7) - 3)
                         bytes[o + 1] = UInt8(
-                            clamping: x % 2 == 0 ? 128 + y * 64 / size.height : 160 - y * 64 / size.height)
+                            clamping: x % 2 == 0 ? 128 + y * 64 / size.pixelHeight : 160 - y * 64 / size.pixelHeight)
                     }
                 }
                 return bytes
@@ -493,7 +493,7 @@ extension CapacityWorker {
         {
             let output = CaptureVideoDataOutput()
             output.typedVideoSettings = try VideoSettings(
-                pixelFormat: .nv12FullRange, width: size?.width, height: size?.height)
+                pixelFormat: .nv12FullRange, width: size?.pixelWidth, height: size?.pixelHeight)
             // Late frames wait in the output's budget instead of being replaced by newer ones, as
             // the peers' queues hold theirs: a reader that keeps up on average loses nothing.
             output.alwaysDiscardsLateVideoFrames = false
@@ -728,8 +728,8 @@ extension CapacityWorker {
         var level = 0
         while level < 3 {
             let next = 1 << (level + 1)
-            let (w, h) = ((size.width + next - 1) / next, (size.height + next - 1) / next)
-            guard w >= output.width, h >= output.height else { break }
+            let (w, h) = ((size.pixelWidth + next - 1) / next, (size.pixelHeight + next - 1) / next)
+            guard w >= output.pixelWidth, h >= output.pixelHeight else { break }
             level += 1
         }
         return level
@@ -780,8 +780,8 @@ extension CapacityWorker {
                 let turbo = Measure.median(list.map(\.turbo))
                 let viewfinder = Measure.median(list.map(\.viewfinder))
                 var row = BenchmarkResult(
-                    name: "capacity/decode-floor/\(size)/1-\(scale)", group: "capacity", width: size.width,
-                    height: size.height, fpsMin: 0, fpsMedian: 1000 / turbo, gbPerS: 0, floor: 0, ratioToFloor: 0)
+                    name: "capacity/decode-floor/\(size)/1-\(scale)", group: "capacity", width: size.pixelWidth,
+                    height: size.pixelHeight, fpsMin: 0, fpsMedian: 1000 / turbo, gbPerS: 0, floor: 0, ratioToFloor: 0)
                 row.engine = "turbojpeg"
                 row.cpuMsPerFrame = turbo
                 row.note =
@@ -834,7 +834,8 @@ extension CapacityWorker {
                     var row = BenchmarkResult(
                         name:
                             "capacity/mjpeg-nv12/\(label)@\(CapacityBenchmarks.rate)/\(count)-cameras/\(contender.rawValue)",
-                        group: "capacity", width: size.width, height: size.height, fpsMin: 0, fpsMedian: 0, gbPerS: 0,
+                        group: "capacity", width: size.pixelWidth, height: size.pixelHeight, fpsMin: 0, fpsMedian: 0,
+                        gbPerS: 0,
                         floor: 0, ratioToFloor: 0)
                     row.cameras = count
                     row.engine = contender.rawValue
@@ -884,7 +885,8 @@ extension CapacityWorker {
             // The headline row.
             var summary = BenchmarkResult(
                 name: "capacity/mjpeg-nv12/\(label)@\(CapacityBenchmarks.rate)/carries", group: "capacity",
-                width: size.width, height: size.height, fpsMin: 0, fpsMedian: 0, gbPerS: 0, floor: 0, ratioToFloor: 0)
+                width: size.pixelWidth, height: size.pixelHeight, fpsMin: 0, fpsMedian: 0, gbPerS: 0, floor: 0,
+                ratioToFloor: 0)
             summary.engine = "summary"
             let tried = options.counts.filter { $0 <= lastCount }
             func carries(_ contender: Contender) -> String {
@@ -968,8 +970,8 @@ extension CapacityWorker {
                 } catch {
                     progress("    \(variant.label) \(variant.size): cannot run: \(error)")
                     var row = BenchmarkResult(
-                        name: variant.name, group: "capacity-recording", width: variant.size.width,
-                        height: variant.size.height, fpsMin: 0,
+                        name: variant.name, group: "capacity-recording", width: variant.size.pixelWidth,
+                        height: variant.size.pixelHeight, fpsMin: 0,
                         fpsMedian: 0, gbPerS: 0, floor: 0, ratioToFloor: 0)
                     row.cameras = 2
                     row.engine = "recording"
@@ -1070,7 +1072,8 @@ extension CapacityWorker {
             let drain = t1 - stopAt
             let realTime = movieDrops == 0 && lost == 0 && recorded.allSatisfy { $0 >= due - 2 } && drain < 1
             var row = BenchmarkResult(
-                name: variant.name, group: "capacity-recording", width: variant.size.width, height: variant.size.height,
+                name: variant.name, group: "capacity-recording", width: variant.size.pixelWidth,
+                height: variant.size.pixelHeight,
                 fpsMin: recordedFps.min() ?? 0, fpsMedian: Measure.median(recordedFps), gbPerS: 0, floor: 0,
                 ratioToFloor: 0)
             row.cameras = 2

@@ -57,7 +57,8 @@ enum ConversionBenchmarks {
     static func buffers(_ format: PixelFormat, _ size: CaptureDevice.Dimensions, count: Int, pattern: Bool) throws
         -> [PixelBuffer]
     {
-        let pool = try PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: count)
+        let pool = try PixelBufferPool(
+            pixelFormat: format, width: size.pixelWidth, height: size.pixelHeight, capacity: count)
         return try (0..<count).map { index in
             guard let buffer = pool.makePixelBuffer() else {
                 throw CaptureError(.outOfBuffers, "benchmark ring pool exhausted")
@@ -80,8 +81,8 @@ enum ConversionBenchmarks {
         _ regime: CacheRegime, _ settings: MeasureSettings
     ) throws -> [BenchmarkResult] {
         let bytes =
-            pair.source.frameSize(width: sourceSize.width, height: sourceSize.height)
-            + pair.destination.frameSize(width: destinationSize.width, height: destinationSize.height)
+            pair.source.frameSize(width: sourceSize.pixelWidth, height: sourceSize.pixelHeight)
+            + pair.destination.frameSize(width: destinationSize.pixelWidth, height: destinationSize.pixelHeight)
         let ring = settings.allocationsOnly ? 2 : regime.frames(bytesPerFrame: bytes)
         let sources = try buffers(pair.source, sourceSize, count: ring, pattern: true)
         let destinations = try buffers(pair.destination, destinationSize, count: ring, pattern: false)
@@ -127,8 +128,8 @@ enum ConversionBenchmarks {
                 var result = BenchmarkResult(
                     name:
                         "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/\(regime.label)/threads=\(converter.options.threadCount)",
-                    group: "conversion", width: sourceSize.width, height: sourceSize.height,
-                    destinationWidth: destinationSize.width, destinationHeight: destinationSize.height,
+                    group: "conversion", width: sourceSize.pixelWidth, height: sourceSize.pixelHeight,
+                    destinationWidth: destinationSize.pixelWidth, destinationHeight: destinationSize.pixelHeight,
                     threads: converter.bandCount, engine: converter.engine.rawValue, fpsMin: figures.min,
                     fpsMedian: figures.median, gbPerS: 0, floor: 0, ratioToFloor: 0)
                 result.allocationsPerFrame = figures.allocationsPerFrame
@@ -165,8 +166,8 @@ enum ConversionBenchmarks {
             var result = BenchmarkResult(
                 name:
                     "convert/\(pair.label)/\(sourceSize)-\(destinationSize)/\(regime.label)/threads=\(converter.options.threadCount)",
-                group: "conversion", width: sourceSize.width, height: sourceSize.height,
-                destinationWidth: destinationSize.width, destinationHeight: destinationSize.height,
+                group: "conversion", width: sourceSize.pixelWidth, height: sourceSize.pixelHeight,
+                destinationWidth: destinationSize.pixelWidth, destinationHeight: destinationSize.pixelHeight,
                 threads: converter.bandCount, engine: converter.engine.rawValue, fpsMin: figures.min,
                 fpsMedian: figures.median, gbPerS: Double(bytes) * figures.median / 1e9, floor: floor,
                 ratioToFloor: floorFigures.map { Measure.pairedRatio(figures.fps, $0.fps) } ?? 0)
@@ -223,7 +224,7 @@ enum LibyuvBaseline {
     static func h(_ b: PixelBuffer) -> Int32 { Int32(b.height) }
 
     static func scratch(_ format: PixelFormat, _ size: CaptureDevice.Dimensions) -> PixelBuffer {
-        try! PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: 1)
+        try! PixelBufferPool(pixelFormat: format, width: size.pixelWidth, height: size.pixelHeight, capacity: 1)
             .makePixelBuffer()!
     }
 

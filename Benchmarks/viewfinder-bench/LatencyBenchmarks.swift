@@ -104,7 +104,7 @@ enum LatencyBenchmarks {
         for contender in contenders {
             let name = "latency/\(contender.label.replacingOccurrences(of: "/", with: "/\(size)@\(rate)/"))"
             var result = BenchmarkResult(
-                name: name, group: "latency", width: size.width, height: size.height, fpsMin: 0, fpsMedian: 0,
+                name: name, group: "latency", width: size.pixelWidth, height: size.pixelHeight, fpsMin: 0, fpsMedian: 0,
                 gbPerS: 0, floor: 0, ratioToFloor: 0)
             result.pacedFps = Double(rate)
             result.peer = contender.label.components(separatedBy: "/").first
@@ -289,7 +289,7 @@ enum LatencyBenchmarks {
             window: Double
         ) throws -> Run {
             let cameraFormat = CaptureDevice.Format(
-                pixelFormat: .bgra, width: size.width, height: size.height,
+                pixelFormat: .bgra, width: size.pixelWidth, height: size.pixelHeight,
                 frameRateRanges: [FrameRateRange(framesPerSecond: Int32(rate))])
             let camera = VirtualCamera(
                 configuration: .init(name: "Latency Camera", clock: HostClock(), isPaced: true, formats: [cameraFormat])
@@ -311,7 +311,7 @@ enum LatencyBenchmarks {
             switch contender {
             case .page, .stream:
                 let previewLayer = CaptureVideoPreviewLayer(session: session)
-                previewLayer.frame = CGRect(x: 0, y: 0, width: size.width, height: size.height)
+                previewLayer.frame = CGRect(x: 0, y: 0, width: size.pixelWidth, height: size.pixelHeight)
                 let page = try PreviewWebPresenter(layer: previewLayer)
                 layer = previewLayer
                 presenter = page

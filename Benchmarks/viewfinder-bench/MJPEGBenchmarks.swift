@@ -35,7 +35,8 @@ enum MJPEGBenchmarks {
     /// Webcam-like JPEG frames: smooth gradients with seeded noise, 4:2:2 at quality 85.
     static func frames(_ size: CaptureDevice.Dimensions) throws -> [[UInt8]] {
         let encoder = try JPEGEncoder(quality: 0.85, chromaSubsampling: .yuv422)
-        let pool = try PixelBufferPool(pixelFormat: .bgra, width: size.width, height: size.height, capacity: 1)
+        let pool = try PixelBufferPool(
+            pixelFormat: .bgra, width: size.pixelWidth, height: size.pixelHeight, capacity: 1)
         guard let frame = pool.makePixelBuffer() else { throw CaptureError(.outOfBuffers, "no scene buffer") }
         var state: UInt64 = 0x1234_5678
         func random() -> UInt64 {
@@ -47,13 +48,13 @@ enum MJPEGBenchmarks {
         }
         return try (0..<ring).map { index in
             let p = frame.baseAddress.assumingMemoryBound(to: UInt8.self)
-            for y in 0..<size.height {
-                for x in 0..<size.width {
+            for y in 0..<size.pixelHeight {
+                for x in 0..<size.pixelWidth {
                     let noise = Int(random() % 13) - 6
                     let o = y * frame.bytesPerRow + x * 4
                     let shift = index * 7
-                    p[o] = UInt8(clamping: (x + shift) * 255 / size.width + noise)
-                    p[o + 1] = UInt8(clamping: y * 255 / size.height + noise)
+                    p[o] = UInt8(clamping: (x + shift) * 255 / size.pixelWidth + noise)
+                    p[o + 1] = UInt8(clamping: y * 255 / size.pixelHeight + noise)
                     p[o + 2] = UInt8(clamping: 128 + Int(60 * sin(Double(x + y + shift) / 40)) + noise)
                     p[o + 3] = 255
                 }
@@ -85,7 +86,7 @@ enum MJPEGBenchmarks {
         _ settings: MeasureSettings
     ) throws -> [BenchmarkResult] {
         let jpegs = try frames(size)
-        let bitsPerPixel = Double(jpegs.map(\.count).reduce(0, +) * 8) / Double(jpegs.count * size.width * size.height)
+        let bitsPerPixel = Double(jpegs.map(\.count).reduce(0, +) * 8) / Double(jpegs.count * size.area)
         // The floor right beside Viewfinder's one core (the comparison that matters most), in
         // either direction the repeats run.
         var contenders: [Contender] = [
@@ -129,8 +130,8 @@ enum MJPEGBenchmarks {
             let cpuSorted = cpu[index].sorted()
             let cpuMedian = cpuSorted.isEmpty ? nil : cpuSorted[cpuSorted.count / 2]
             var result = BenchmarkResult(
-                name: "mjpeg/\(size)-\(target.label)/\(contenders[index].name)", group: "mjpeg", width: size.width,
-                height: size.height, threads: contenders[index].threads, engine: contenders[index].name,
+                name: "mjpeg/\(size)-\(target.label)/\(contenders[index].name)", group: "mjpeg", width: size.pixelWidth,
+                height: size.pixelHeight, threads: contenders[index].threads, engine: contenders[index].name,
                 pixelFormat: target.format.name, fpsMin: figures.min, fpsMedian: figures.median, gbPerS: 0, floor: 0,
                 ratioToFloor: medians[floorIndex] > 0 ? figures.median / medians[floorIndex] : 0)
             result.cpuMsPerFrame = cpuMedian
@@ -159,7 +160,8 @@ enum MJPEGBenchmarks {
         _ jpegs: [[UInt8]], _ size: CaptureDevice.Dimensions, _ format: PixelFormat, threads: Int, scale: Int = 1
     ) throws -> Contender {
         let decoders = try (0..<threads).map { _ in
-            try JPEGDecoder(width: size.width, height: size.height, pixelFormat: format, scaleDenominator: scale)
+            try JPEGDecoder(
+                width: size.pixelWidth, height: size.pixelHeight, pixelFormat: format, scaleDenominator: scale)
         }
         let pool = try PixelBufferPool(
             pixelFormat: format, width: decoders[0].outputWidth, height: decoders[0].outputHeight,
@@ -194,7 +196,7 @@ enum MJPEGBenchmarks {
         -> Contender
     {
         guard let handle = tjInitDecompress() else { throw CaptureError(.systemError, "tjInitDecompress failed") }
-        let (w, h) = ((size.width + scale - 1) / scale, (size.height + scale - 1) / scale)
+        let (w, h) = ((size.pixelWidth + scale - 1) / scale, (size.pixelHeight + scale - 1) / scale)
         let planes = [w * h, ((w + 1) / 2) * h, ((w + 1) / 2) * h].map {
             UnsafeMutablePointer<UInt8>.allocate(capacity: $0)
         }
@@ -317,7 +319,7 @@ extension MJPEGBenchmarks {
     {
         guard let handle = tjInitDecompress() else { return "tjInitDecompress failed" }
         defer { tjDestroy(handle) }
-        let (w, h) = (size.width, size.height)
+        let (w, h) = (size.pixelWidth, size.pixelHeight)
         var reference = [UInt8](repeating: 0, count: bgra ? w * h * 3 : w * h * 2)
         let status = jpeg.withUnsafeBufferPointer { bytes in
             reference.withUnsafeMutableBufferPointer { out -> Int32 in

@@ -27,21 +27,23 @@ enum PhotoBenchmarks {
     /// A webcam-like scene (gradients and seeded noise, about what a camera's photo costs to
     /// encode; colour bars would flatter every encoder) in `format`.
     static func scenes(_ format: PixelFormat, count: Int) throws -> [PixelBuffer] {
-        let bgra = try PixelBufferPool(pixelFormat: .bgra, width: size.width, height: size.height, capacity: count)
-        let out = try PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: count)
+        let bgra = try PixelBufferPool(
+            pixelFormat: .bgra, width: size.pixelWidth, height: size.pixelHeight, capacity: count)
+        let out = try PixelBufferPool(
+            pixelFormat: format, width: size.pixelWidth, height: size.pixelHeight, capacity: count)
         let converter =
             format == .bgra ? nil : try PixelConverter(from: .bgra, size: size, to: format, size: size)
         var state: UInt64 = 0x9E37_79B9_7F4A_7C15
         return try (0..<count).map { index in
             guard let frame = bgra.makePixelBuffer() else { throw BenchError("scene pool exhausted") }
             let p = frame.baseAddress.assumingMemoryBound(to: UInt8.self)
-            for y in 0..<size.height {
-                for x in 0..<size.width {
+            for y in 0..<size.pixelHeight {
+                for x in 0..<size.pixelWidth {
                     state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
                     let noise = Int(state >> 60) - 8
                     let o = y * frame.bytesPerRow + x * 4
-                    p[o] = UInt8(clamping: (x + index * 16) * 255 / size.width + noise)
-                    p[o + 1] = UInt8(clamping: y * 255 / size.height + noise)
+                    p[o] = UInt8(clamping: (x + index * 16) * 255 / size.pixelWidth + noise)
+                    p[o + 1] = UInt8(clamping: y * 255 / size.pixelHeight + noise)
                     p[o + 2] = UInt8(clamping: 128 + Int(60 * sin(Double(x + y) / 40)) + noise)
                     p[o + 3] = 255
                 }
@@ -64,12 +66,13 @@ enum PhotoBenchmarks {
         }
         let ffmpegName = format == .bgra ? "bgra" : "nv12"
         var result = BenchmarkResult(
-            name: "photo/encode/\(ffmpegName)/\(size)", group: "photo", width: size.width, height: size.height,
+            name: "photo/encode/\(ffmpegName)/\(size)", group: "photo", width: size.pixelWidth,
+            height: size.pixelHeight,
             threads: 1, engine: "TurboJPEG", pixelFormat: format.name, fpsMin: figures.min,
             fpsMedian: figures.median,
-            gbPerS: Double(format.frameSize(width: size.width, height: size.height)) * figures.median / 1e9,
+            gbPerS: Double(format.frameSize(width: size.pixelWidth, height: size.pixelHeight)) * figures.median / 1e9,
             floor: Measure.memcpyFloor(
-                bytes: format.frameSize(width: size.width, height: size.height), settings: settings),
+                bytes: format.frameSize(width: size.pixelWidth, height: size.pixelHeight), settings: settings),
             ratioToFloor: 0)
         result.ratioToFloor = figures.median / result.floor
         result.usPerFrame = 1e6 / figures.median
@@ -143,7 +146,7 @@ enum PhotoBenchmarks {
     static func latency(_ settings: MeasureSettings) throws -> BenchmarkResult {
         let rate: Int32 = 30
         let format = CaptureDevice.Format(
-            pixelFormat: .nv12VideoRange, width: size.width, height: size.height,
+            pixelFormat: .nv12VideoRange, width: size.pixelWidth, height: size.pixelHeight,
             frameRateRanges: [FrameRateRange(framesPerSecond: rate)])
         let camera = VirtualCamera(configuration: .init(isPaced: true, rendersEveryFrame: false, formats: [format]))
         let session = CaptureSession(notificationCenter: NotificationCenter())
@@ -179,7 +182,8 @@ enum PhotoBenchmarks {
         let bound = 1 / Double(rate) + 1 / encode.median
         let stats = video.statistics
         var result = BenchmarkResult(
-            name: "photo/latency/nv12/\(size)", group: "photo", width: size.width, height: size.height, threads: 1,
+            name: "photo/latency/nv12/\(size)", group: "photo", width: size.pixelWidth, height: size.pixelHeight,
+            threads: 1,
             engine: "TurboJPEG", pixelFormat: PixelFormat.nv12VideoRange.name, fpsMin: 1 / latencies.last!,
             fpsMedian: 1 / median, gbPerS: 0, floor: 1 / bound, ratioToFloor: bound / latencies.last!)
         result.usPerFrame = median * 1e6

@@ -159,7 +159,7 @@ enum PipelineBenchmarks {
 
         init(_ setup: Setup, _ size: CaptureDevice.Dimensions, paced rate: Int?) throws {
             let format = CaptureDevice.Format(
-                pixelFormat: setup.cameraFormat, width: size.width, height: size.height,
+                pixelFormat: setup.cameraFormat, width: size.pixelWidth, height: size.pixelHeight,
                 frameRateRanges: [FrameRateRange(framesPerSecond: Int32(rate ?? 60))])
             camera = VirtualCamera(
                 configuration: .init(
@@ -170,7 +170,8 @@ enum PipelineBenchmarks {
             if let outputFormat = setup.outputFormat {
                 output.typedVideoSettings =
                     setup.halves
-                    ? try VideoSettings(pixelFormat: outputFormat, width: destination.width, height: destination.height)
+                    ? try VideoSettings(
+                        pixelFormat: outputFormat, width: destination.pixelWidth, height: destination.pixelHeight)
                     : try VideoSettings(pixelFormat: outputFormat)
             }
             // Queue rather than discard: every accepted frame is delivered.
@@ -222,20 +223,22 @@ enum PipelineBenchmarks {
         let figures = Measure.Figures(fps: fps, allocationsPerFrame: allocations.mode)
         _ = figures.allocationsPerFrame  // Not checked: an unpaced run's counts depend on timing (see `paced`).
 
-        let sourceBytes = setup.cameraFormat.frameSize(width: size.width, height: size.height)
+        let sourceBytes = setup.cameraFormat.frameSize(width: size.pixelWidth, height: size.pixelHeight)
         var destination = rig.destination
         var outputBytes =
-            setup.outputFormat.map { $0.frameSize(width: destination.width, height: destination.height) } ?? 0
+            setup.outputFormat.map { $0.frameSize(width: destination.pixelWidth, height: destination.pixelHeight) } ?? 0
         if !output.processors.isEmpty, let delivered = output.deliveredFormat {
             // The conversion's output (if any) plus the chain's last new image.
-            outputBytes += delivered.pixelFormat.frameSize(width: delivered.size.width, height: delivered.size.height)
+            outputBytes += delivered.pixelFormat.frameSize(
+                width: delivered.size.pixelWidth, height: delivered.size.pixelHeight)
             destination = delivered.size
         }
         let bytes = sourceBytes + outputBytes
         let floor = Measure.memcpyFloor(bytes: bytes, settings: settings)
         var result = BenchmarkResult(
-            name: "\(prefix)/\(setup.label)/\(size)", group: "pipeline", width: size.width, height: size.height,
-            destinationWidth: destination.width, destinationHeight: destination.height,
+            name: "\(prefix)/\(setup.label)/\(size)", group: "pipeline", width: size.pixelWidth,
+            height: size.pixelHeight,
+            destinationWidth: destination.pixelWidth, destinationHeight: destination.pixelHeight,
             threads: PixelConverter.Options.defaultThreadCount, engine: rig.engine, fpsMin: figures.min,
             fpsMedian: figures.median, gbPerS: Double(bytes) * figures.median / 1e9, floor: floor,
             ratioToFloor: figures.median / floor)
@@ -281,8 +284,9 @@ enum PipelineBenchmarks {
         let fps = Double(run.frames) / run.seconds
 
         var result = BenchmarkResult(
-            name: "\(prefix)/paced/\(setup.label)/\(size)/\(rate)fps", group: "pipeline-paced", width: size.width,
-            height: size.height, destinationWidth: rig.destination.width, destinationHeight: rig.destination.height,
+            name: "\(prefix)/paced/\(setup.label)/\(size)/\(rate)fps", group: "pipeline-paced", width: size.pixelWidth,
+            height: size.pixelHeight, destinationWidth: rig.destination.pixelWidth,
+            destinationHeight: rig.destination.pixelHeight,
             threads: PixelConverter.Options.defaultThreadCount, engine: rig.engine, fpsMin: fps, fpsMedian: fps,
             gbPerS: 0, floor: 0, ratioToFloor: 0)
         result.pacedFps = Double(rate)

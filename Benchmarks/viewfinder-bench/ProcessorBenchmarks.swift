@@ -184,7 +184,7 @@ enum ProcessorBenchmarks {
         -> [PixelBuffer]
     {
         let pool = try PixelBufferPool(
-            pixelFormat: format, width: size.width, height: size.height, capacity: sequenceNumbers.count)
+            pixelFormat: format, width: size.pixelWidth, height: size.pixelHeight, capacity: sequenceNumbers.count)
         return try sequenceNumbers.map { sequenceNumber in
             guard let buffer = pool.makePixelBuffer() else {
                 throw CaptureError(.outOfBuffers, "benchmark source pool exhausted")
@@ -197,7 +197,7 @@ enum ProcessorBenchmarks {
     static func run(
         _ spec: Spec, _ format: PixelFormat, _ size: CaptureDevice.Dimensions, _ settings: MeasureSettings
     ) throws -> BenchmarkResult {
-        let input = FrameFormat(pixelFormat: format, width: size.width, height: size.height)
+        let input = FrameFormat(pixelFormat: format, width: size.pixelWidth, height: size.pixelHeight)
         let processor = try spec.make(input)
         let output = try processor.outputFormat(for: input)
         let pool = try PixelBufferPool(
@@ -231,8 +231,8 @@ enum ProcessorBenchmarks {
         let (floor, ours) = (figures[0].median, figures[1])
 
         var result = BenchmarkResult(
-            name: "processor/\(spec.label)/\(ffmpegName(format))/\(size)", group: "processor", width: size.width,
-            height: size.height, destinationWidth: output.width, destinationHeight: output.height, threads: 1,
+            name: "processor/\(spec.label)/\(ffmpegName(format))/\(size)", group: "processor", width: size.pixelWidth,
+            height: size.pixelHeight, destinationWidth: output.width, destinationHeight: output.height, threads: 1,
             fpsMin: ours.min, fpsMedian: ours.median, gbPerS: Double(bytes) * ours.median / 1e9, floor: floor,
             ratioToFloor: ours.median / floor)
         if processor is ConvertProcessor { result.threads = PixelConverter.Options.defaultThreadCount }
@@ -269,8 +269,8 @@ enum ProcessorBenchmarks {
             (
                 "crop",
                 try CropProcessor(
-                    x: size.width / 4 & ~1, y: size.height / 4 & ~1, width: size.width / 2 & ~1,
-                    height: size.height / 2 & ~1)
+                    x: size.pixelWidth / 4 & ~1, y: size.pixelHeight / 4 & ~1, width: size.pixelWidth / 2 & ~1,
+                    height: size.pixelHeight / 2 & ~1)
             ),
             ("gray", GrayscaleProcessor()),
             ("stats", try LumaStatisticsProcessor()),

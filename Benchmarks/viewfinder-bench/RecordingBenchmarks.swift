@@ -143,11 +143,12 @@ enum RecordingBenchmarks {
                 peerCpu = (cpuSeconds(RUSAGE_CHILDREN.rawValue) - childCpu0) * 1000 / Double(recorded)
             }
         }
-        let bytes = size.width * size.height * 3 / 2
+        let bytes = size.area * 3 / 2
         let floor = Measure.memcpyFloor(bytes: bytes * 2, settings: settings)
         let cpuPerFrame = cpu * 1000 / Double(max(1, recorded))
         return BenchmarkResult(
-            name: "recording/h264-veryfast/\(size)", group: "recording", width: size.width, height: size.height,
+            name: "recording/h264-veryfast/\(size)", group: "recording", width: size.pixelWidth,
+            height: size.pixelHeight,
             engine: "libx264 veryfast", pixelFormat: "I420", fpsMin: ours, fpsMedian: ours,
             gbPerS: Double(bytes) * ours / 1e9, floor: floor, ratioToFloor: ours / floor,
             peer: "ffmpeg -c:v libx264 -preset veryfast -bf 0 -g 30", peerFps: peerFps,
@@ -226,7 +227,8 @@ enum RecordingBenchmarks {
         let floor = figures[1].median
         let peer = contenders.count > 2 && !fps[2].isEmpty ? figures[2].median : nil
         var result = BenchmarkResult(
-            name: "recording/mjpeg-passthrough/\(size)", group: "recording", width: size.width, height: size.height,
+            name: "recording/mjpeg-passthrough/\(size)", group: "recording", width: size.pixelWidth,
+            height: size.pixelHeight,
             engine: "passthrough", pixelFormat: "MJPEG", fpsMin: ours.min, fpsMedian: ours.median,
             gbPerS: bytesPerFrame * ours.median / 1e9, floor: floor, ratioToFloor: floor > 0 ? ours.median / floor : 0)
         result.peer = peer == nil ? nil : "ffmpeg -c:v copy"
@@ -323,7 +325,8 @@ enum RecordingBenchmarks {
     /// Writes `count` frames cycling through `jpegs` as a Motion-JPEG `.mkv` at 30 fps.
     static func writeMJPEG(_ jpegs: [[UInt8]], to url: URL, size: CaptureDevice.Dimensions, count: Int) throws {
         let writer = try MovieFileWriter(url: url)
-        try writer.addVideoStream(MovieVideoSettings(codec: .mjpegPassthrough, width: size.width, height: size.height))
+        try writer.addVideoStream(
+            MovieVideoSettings(codec: .mjpegPassthrough, width: size.pixelWidth, height: size.pixelHeight))
         for index in 0..<count {
             try jpegs[index % jpegs.count].withUnsafeBytes { bytes in
                 try writer.appendVideoPacket(bytes, presentationTime: MediaTime(value: Int64(index), timescale: 30))
@@ -334,7 +337,8 @@ enum RecordingBenchmarks {
 
     /// Writes `count` frames of the test pattern with sensor-like noise as a `.y4m` file.
     static func writeFrames(to url: URL, size: CaptureDevice.Dimensions, count: Int) throws {
-        let pool = try PixelBufferPool(pixelFormat: .i420, width: size.width, height: size.height, capacity: 1)
+        let pool = try PixelBufferPool(
+            pixelFormat: .i420, width: size.pixelWidth, height: size.pixelHeight, capacity: 1)
         var data = Data("YUV4MPEG2 W\(size.width) H\(size.height) F30:1 Ip A1:1 C420mpeg2\n".utf8)
         var seed: UInt32 = 0x9E37_79B9
         for number in 0..<count {

@@ -216,7 +216,8 @@ package final class PipeWireCaptureStream: @unchecked Sendable {  // unchecked: 
         self.name = name
         self.slots = PipeWireFrameSlots(
             layout: PlaneLayout(
-                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height),
+                pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight),
             count: 8)
         var request = PipeWireFormat.request(for: format, frameDuration: frameDuration)
         var message = [CChar](repeating: 0, count: 256)

@@ -53,7 +53,7 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
         self.connection = connection
         self.format = format
         let layout = PlaneLayout(
-            pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+            pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight,
             planeAlignment: 1)
         let box = Unmanaged.passRetained(Box(fill: fill, layout: layout, isCompressed: format.pixelFormat.isCompressed))
         var request = PipeWireFormat.request(for: format, frameDuration: format.minFrameDuration)

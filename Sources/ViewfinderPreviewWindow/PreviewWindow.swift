@@ -64,7 +64,7 @@ public final class PreviewWindow: PreviewPresenter {
             if state.size.width == 0 { state.size = .init(width: width, height: height) }
         }
         let size = self.size
-        layer.bounds = CGRect(x: 0, y: 0, width: size.width, height: size.height)
+        layer.bounds = CGRect(x: 0, y: 0, width: size.pixelWidth, height: size.pixelHeight)
         layer.addPresenter(self)
     }
 

@@ -85,7 +85,8 @@ package final class PipeWireTestCamera: Sendable {
     package static func expectedFrame(_ sequence: UInt64, format: CaptureDevice.Format) -> PixelBuffer? {
         guard
             let pool = try? PixelBufferPool(
-                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+                pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight,
                 capacity: 1), let buffer = pool.makePixelBuffer()
         else { return nil }
         TestPattern.render(sequenceNumber: sequence, into: buffer)

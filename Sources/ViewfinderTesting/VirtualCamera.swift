@@ -208,7 +208,7 @@ package final class VirtualCameraBackend: DeviceBackend {
             )
         }
         let ring = try PixelBufferPool(
-            pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+            pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight,
             capacity: configuration.bufferCount)
         // Draw every ring buffer before the clock starts, so the first frames come on time
         // instead of in a burst behind the full drawing (later frames only update what changes).

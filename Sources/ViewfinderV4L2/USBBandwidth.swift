@@ -45,7 +45,7 @@ package enum USBBandwidth {
         let rate =
             frameDuration.isNumeric && frameDuration > .zero ? 1 / frameDuration.seconds : format.maxFrameRate
         return requiredMbps(
-            pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+            pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight,
             framesPerSecond: rate)
     }
 

@@ -254,14 +254,15 @@ package final class V4L2CameraBackend: DeviceBackend {
         let copies =
             format.isEmulated && !format.pixelFormat.isCompressed
             ? try? PixelBufferPool(
-                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+                pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight,
                 capacity: 2 * ring.count)
             : nil
         let context = CaptureContext(
             io: io, ring: ring, fd: fd, format: format, duration: actualDuration, expectedBytes: ring.layout.totalBytes,
             copies: copies, generation: generation, metadata: metadata,
             rangeCompressor: decodesJPEG
-                ? V4L2RangeCompressor(width: format.dimensions.width, height: format.dimensions.height) : nil)
+                ? V4L2RangeCompressor(width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight) : nil)
         let thread = CaptureThread(name: "viewfinder.v4l2.\(URL(fileURLWithPath: path).lastPathComponent)") {
             [self] thread in
             capture(context, sink: sink, isCancelled: { thread.isCancelled })
@@ -346,9 +347,11 @@ package final class V4L2CameraBackend: DeviceBackend {
         let layout =
             format.pixelFormat.isCompressed
             ? PlaneLayout(
-                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height)
+                pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight)
             : PlaneLayout(
-                pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height,
+                pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight,
                 bytesPerRow: Int(chosen.bytesperline))
         if !format.pixelFormat.isCompressed, chosen.sizeimage != 0, Int(chosen.sizeimage) < layout.totalBytes {
             throw CaptureError(

@@ -245,7 +245,7 @@ struct AVCamSessionManagerTests {
             defer { manager.stop() }
             // A layer of the camera's own shape: device points are layer points over its size.
             let size = manager.videoDeviceInput.device.activeFormat.dimensions
-            previewLayer.frame = CGRect(x: 0, y: 0, width: size.width, height: size.height)
+            previewLayer.frame = CGRect(x: 0, y: 0, width: CGFloat(size.width), height: CGFloat(size.height))
             previewLayer.videoGravity = .resizeAspect
 
             // AVCam's focusAndExposeTap(_:), with the gesture's location given.

@@ -115,7 +115,7 @@ struct PublicExtensionTests {
         #expect(entries.count == stats.delivered)
         #expect(dropped == stats.dropped)
         #expect(zip(entries, entries.dropFirst()).allSatisfy { $0.sequenceNumber < $1.sequenceNumber })
-        #expect(entries.allSatisfy { $0.width == output.streamFormat?.dimensions.width })
+        #expect(entries.allSatisfy { $0.width == output.streamFormat.map { Int($0.dimensions.width) } })
 
         // A setting the camera cannot give is refused, and the old one stays.
         session.startRunning()

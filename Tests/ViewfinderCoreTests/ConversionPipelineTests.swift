@@ -108,7 +108,7 @@ struct ConversionPipelineTests {
         let delegate = RecordingDelegate(readsPattern: true) { buffer in
             captured.withLock { if $0 == nil { $0 = buffer } }
         }
-        let settings = try VideoSettings(pixelFormat: target, width: size?.width, height: size?.height)
+        let settings = try VideoSettings(pixelFormat: target, width: size?.pixelWidth, height: size?.pixelHeight)
         let rig = try Rig(
             camera: .init(clock: ManualClock(), formats: virtualFormats(source)), settings: settings, delegate: delegate
         )

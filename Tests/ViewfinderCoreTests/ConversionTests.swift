@@ -45,7 +45,7 @@ struct ConversionCase: Sendable, CustomTestStringConvertible {
 }
 
 func makeBuffer(_ format: PixelFormat, _ size: CaptureDevice.Dimensions) throws -> PixelBuffer {
-    let pool = try PixelBufferPool(pixelFormat: format, width: size.width, height: size.height, capacity: 1)
+    let pool = try PixelBufferPool(pixelFormat: format, width: size.pixelWidth, height: size.pixelHeight, capacity: 1)
     return try #require(pool.makePixelBuffer())
 }
 
@@ -68,7 +68,7 @@ struct ConversionTests {
             options: test.options())
         try converter.convert(source, into: destination)
 
-        let (dw, dh) = (test.destinationSize.width, test.destinationSize.height)
+        let (dw, dh) = (test.destinationSize.pixelWidth, test.destinationSize.pixelHeight)
         let rows = TestPattern.barRows(height: dh)
         var worst = 0.0
         var failures: [String] = []
@@ -78,8 +78,8 @@ struct ConversionTests {
             let columns = TestPattern.barColumns(bar, width: dw)
             for y in stride(from: rows.lowerBound + margin, to: rows.upperBound - margin, by: 5) {
                 for x in stride(from: columns.lowerBound + margin, to: columns.upperBound - margin, by: 3) {
-                    let sx = x * test.sourceSize.width / dw
-                    let sy = y * test.sourceSize.height / dh
+                    let sx = x * test.sourceSize.pixelWidth / dw
+                    let sy = y * test.sourceSize.pixelHeight / dh
                     let input = ConversionReference.components(of: source, x: sx, y: sy)
                     let expected = ConversionReference.convert(input, from: test.source, to: test.destination)
                     let actual = ConversionReference.components(of: destination, x: x, y: y)

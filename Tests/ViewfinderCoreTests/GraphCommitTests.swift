@@ -111,7 +111,7 @@ struct GraphCommitTests {
     /// The virtual camera's NV12 sizes at 30 fps only: one frame per tick of ``Rig/frames(_:streaming:)``.
     static let formats = virtualFormats(.nv12VideoRange).map {
         CaptureDevice.Format(
-            pixelFormat: $0.pixelFormat, width: $0.dimensions.width, height: $0.dimensions.height,
+            pixelFormat: $0.pixelFormat, width: $0.dimensions.pixelWidth, height: $0.dimensions.pixelHeight,
             frameRateRanges: [FrameRateRange(framesPerSecond: 30)])
     }
 

@@ -113,7 +113,7 @@ struct PreviewLayerTests {
                 #expect(rendered.height == layerSize.height && frame.jpegBuffer == nil)
                 let geometry = PreviewGeometry(
                     imageSize: CGSize(width: cameraWidth, height: cameraHeight),
-                    bounds: CGRect(x: 0, y: 0, width: layerSize.width, height: layerSize.height),
+                    bounds: CGRect(x: 0, y: 0, width: layerSize.pixelWidth, height: layerSize.pixelHeight),
                     gravity: setup.gravity,
                     rotationAngle: setup.angle, mirrored: setup.mirrored)
                 var compared = 0
@@ -121,8 +121,8 @@ struct PreviewLayerTests {
                 var mismatches: [String] = []
                 for gy in 0..<24 {
                     for gx in 0..<24 {
-                        let x = (gx * layerSize.width) / 24 + 2
-                        let y = (gy * layerSize.height) / 24 + 2
+                        let x = (gx * layerSize.pixelWidth) / 24 + 2
+                        let y = (gy * layerSize.pixelHeight) / 24 + 2
                         let devicePoint = geometry.devicePoint(
                             fromLayerPoint: CGPoint(x: Double(x) + 0.5, y: Double(y) + 0.5))
                         let got = Self.bgr(rendered, x, y)
@@ -260,7 +260,7 @@ struct PreviewLayerTests {
                 connection.videoRotationAngle = angle
                 connection.isVideoMirrored = mirrored
                 let expected = PreviewGeometry(
-                    imageSize: CGSize(width: active.width, height: active.height), bounds: layer.bounds,
+                    imageSize: CGSize(width: active.pixelWidth, height: active.pixelHeight), bounds: layer.bounds,
                     rotationAngle: angle, mirrored: mirrored)
                 let tap = CGPoint(x: 123, y: 45)
                 #expect(

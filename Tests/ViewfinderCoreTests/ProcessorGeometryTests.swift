@@ -187,7 +187,7 @@ struct ProcessorGeometryTests {
     func convert(pair: (PixelFormat, PixelFormat), size: CaptureDevice.Dimensions?) throws {
         let source = try ProcessorHarness.pattern(pair.0, width: 160, height: 120)
         let output = try ProcessorHarness.output(ConvertProcessor(pixelFormat: pair.1, size: size), on: source)
-        let (w, h) = (size?.width ?? 160, size?.height ?? 120)
+        let (w, h) = (size?.pixelWidth ?? 160, size?.pixelHeight ?? 120)
         #expect(output.pixelFormat == pair.1 && output.width == w && output.height == h)
         let rows = TestPattern.barRows(height: h)
         let y = (rows.lowerBound + rows.upperBound) / 2

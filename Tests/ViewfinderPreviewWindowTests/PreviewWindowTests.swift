@@ -208,12 +208,12 @@ struct PreviewWindowTests {
 
         for size in [CaptureDevice.Dimensions(width: 480, height: 200), .init(width: 260, height: 400)] {
             if window.size != size {
-                try window.setSize(width: size.width, height: size.height)
+                try window.setSize(width: size.pixelWidth, height: size.pixelHeight)
             }
             for gravity in [LayerVideoGravity.resizeAspect, .resizeAspectFill, .resize] {
                 layer.videoGravity = gravity
                 let sequence = try drawnFrame(of: size)
-                #expect(layer.bounds.size == CGSize(width: size.width, height: size.height))
+                #expect(layer.bounds.size == CGSize(width: size.pixelWidth, height: size.pixelHeight))
                 let png = Self.artifacts.appendingPathComponent("\(gravity.rawValue)-\(size.width)x\(size.height).png")
                 let shot = try x.screenshot(windowTitled: title, png: png)
                 let frame = try #require(copies.copy(sequence))

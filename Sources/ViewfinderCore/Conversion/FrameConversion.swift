@@ -24,7 +24,7 @@ package final class FrameConversion: Sendable {
             from: source, size: sourceSize, to: destination, size: destinationSize, options: options)
         pool = try capacity.map { (capacity) throws(CaptureError) in
             try PixelBufferPool(
-                pixelFormat: destination, width: destinationSize.width, height: destinationSize.height,
+                pixelFormat: destination, width: destinationSize.pixelWidth, height: destinationSize.pixelHeight,
                 capacity: capacity)
         }
     }

@@ -180,7 +180,7 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
             let shrinks = destinationSize.area <= sourceSize.area
             let middle = shrinks ? (sourceFormat, destinationSize) : (destinationFormat, sourceSize)
             let pool = try PixelBufferPool(
-                pixelFormat: middle.0, width: middle.1.width, height: middle.1.height, capacity: 1)
+                pixelFormat: middle.0, width: middle.1.pixelWidth, height: middle.1.pixelHeight, capacity: 1)
             guard let scratch = pool.makePixelBuffer() else {
                 throw CaptureError(.outOfBuffers, "could not make the converter's scratch frame")
             }
@@ -198,20 +198,20 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         // Bands: only for routes, never thinner than a row pair or the pixel floor.
         var bandCount = 1
         if case .route = plan {
-            let pixels = max(sourceSize.width * sourceSize.height, destinationSize.width * destinationSize.height)
+            let pixels = max(sourceSize.area, destinationSize.area)
             bandCount = max(
-                1, min(options.threadCount, pixels / options.minimumPixelsPerBand, destinationSize.height / 2))
+                1, min(options.threadCount, pixels / options.minimumPixelsPerBand, destinationSize.pixelHeight / 2))
         }
         bands = (0..<bandCount).map { index in
-            let lower = (index * destinationSize.height / bandCount) & ~1
+            let lower = (index * destinationSize.pixelHeight / bandCount) & ~1
             let upper =
                 index == bandCount - 1
-                ? destinationSize.height : ((index + 1) * destinationSize.height / bandCount) & ~1
+                ? destinationSize.pixelHeight : ((index + 1) * destinationSize.pixelHeight / bandCount) & ~1
             return lower..<upper
         }
         if case .route(let route, let stripRows) = plan, route.runsInStrips || route.needsKernelScratch {
             bandScratch = (0..<bandCount).map { _ in
-                BandScratch(route: route, width: destinationSize.width, stripRows: stripRows)
+                BandScratch(route: route, width: destinationSize.pixelWidth, stripRows: stripRows)
             }
         } else {
             bandScratch = []
@@ -285,7 +285,7 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
         if sourceFormat == destinationFormat && sourceSize == destinationSize { return 0 }
         guard convertible.contains(sourceFormat), convertible.contains(destinationFormat) else { return nil }
         func megabytes(_ format: PixelFormat, _ size: CaptureDevice.Dimensions) -> Double {
-            Double(format.frameSize(width: size.width, height: size.height)) / 1e6
+            Double(format.frameSize(width: size.pixelWidth, height: size.pixelHeight)) / 1e6
         }
         let scalingPass = 3.0
         switch makePlan(from: sourceFormat, size: sourceSize, to: destinationFormat, size: destinationSize) {
@@ -323,10 +323,10 @@ public final class PixelConverter: @unchecked Sendable {  // unchecked: scratch 
     ) -> Plan {
         let halves = destinationSize.width * 2 == sourceSize.width && destinationSize.height * 2 == sourceSize.height
         if sourceSize == destinationSize || halves {
-            let rowBytes = sourceFormat.planeGeometry(0, width: sourceSize.width, height: 2).bytesPerRow
+            let rowBytes = sourceFormat.planeGeometry(0, width: sourceSize.pixelWidth, height: 2).bytesPerRow
             let stripRows = max(8, min(64, (131_072 / max(1, halves ? 2 * rowBytes : rowBytes)) & ~1))
             if let route = ConversionRoute.find(
-                from: sourceFormat, to: destinationFormat, halving: halves, sourceWidth: sourceSize.width,
+                from: sourceFormat, to: destinationFormat, halving: halves, sourceWidth: sourceSize.pixelWidth,
                 stripRows: stripRows)
             {
                 return .route(route, stripRows: stripRows)

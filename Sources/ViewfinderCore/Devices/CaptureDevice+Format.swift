@@ -103,7 +103,7 @@ extension CaptureDevice {
                 return
             }
             let maximum = PixelBuffer.maximumDimension
-            guard (1...maximum).contains(dimensions.width), (1...maximum).contains(dimensions.height) else {
+            guard (1...maximum).contains(dimensions.pixelWidth), (1...maximum).contains(dimensions.pixelHeight) else {
                 throw CaptureError(
                     .invalidArgument,
                     "the format \(self) is \(dimensions): each side must be 1…\(maximum) pixels")
@@ -132,19 +132,28 @@ extension CaptureDevice {
         }
     }
 
-    /// A width and a height in pixels (the counterpart of `CMVideoDimensions`).
+    /// A width and a height in pixels, the counterpart of `CMVideoDimensions`: like Core Media's,
+    /// the fields are `Int32`, so code that reads `dims.width` as an `Int32` ports unchanged.
     public struct Dimensions: Sendable, Hashable, CustomStringConvertible {
         /// Width in pixels.
-        public var width: Int
+        public var width: Int32
         /// Height in pixels.
-        public var height: Int
+        public var height: Int32
         /// `width` × `height`.
-        public init(width: Int, height: Int) {
+        public init(width: Int32, height: Int32) {
             self.width = width
             self.height = height
         }
+        /// A size from `Int` width and height, which must fit an `Int32` (every camera size does).
+        package init(width: Int, height: Int) {
+            self.init(width: Int32(clamping: width), height: Int32(clamping: height))
+        }
         /// Pixels in a frame.
-        public var area: Int { width * height }
+        public var area: Int { Int(width) * Int(height) }
+        /// The width as an `Int`, for index arithmetic.
+        package var pixelWidth: Int { Int(width) }
+        /// The height as an `Int`, for index arithmetic.
+        package var pixelHeight: Int { Int(height) }
         public var description: String { "\(width)x\(height)" }
     }
 }

@@ -134,8 +134,8 @@ extension CaptureDevice {
         let format = activeFormat
         if format.mediaType == .video, formats.contains(format) {
             profile.format = CameraProfile.FormatEntry(
-                pixelFormat: format.pixelFormat.fourCC, width: format.dimensions.width,
-                height: format.dimensions.height, emulated: format.isEmulated)
+                pixelFormat: format.pixelFormat.fourCC, width: format.dimensions.pixelWidth,
+                height: format.dimensions.pixelHeight, emulated: format.isEmulated)
             let duration = activeVideoMinFrameDuration
             if duration.isNumeric { profile.frameDuration = CameraProfile.formatDuration(duration) }
         }

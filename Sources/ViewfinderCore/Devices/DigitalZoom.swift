@@ -33,7 +33,7 @@ package final class DigitalZoom: Sendable {
     /// ``minimumCropSide``.
     package static func maximumFactor(for format: CaptureDevice.Format) -> Double {
         guard format.mediaType == .video, zoomablePixelFormats.contains(format.pixelFormat) else { return 1 }
-        return maximumFactor(width: format.dimensions.width, height: format.dimensions.height)
+        return maximumFactor(width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight)
     }
 
     /// The largest digital zoom factor for frames of `width` × `height`.

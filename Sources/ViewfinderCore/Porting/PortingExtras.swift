@@ -3,8 +3,8 @@
 // Core Video pixel format types in format lists, and the AVFoundation classes Linux has no
 // counterpart for, which the compiler names the replacement of. (The preview layer is in Preview/.)
 
-/// `CMVideoDimensions`: a video size (Viewfinder's ``CaptureDevice/Dimensions``; `Int` fields
-/// where Core Media's are `Int32`).
+/// `CMVideoDimensions`: a video size (Viewfinder's ``CaptureDevice/Dimensions``, `Int32` fields as
+/// in Core Media).
 public typealias VideoDimensions = CaptureDevice.Dimensions
 
 /// `CMVideoFormatDescriptionGetDimensions(_:)`: the size a video format description describes

@@ -93,7 +93,7 @@ extension CaptureVideoDataOutput {
         var bitsPerSecond = Double(size.width * size.height) * rate * 0.1
         if videoCodecType == .hevc { bitsPerSecond *= 2.0 / 3.0 }
         return [
-            VideoCodecKey: videoCodecType, VideoWidthKey: size.width, VideoHeightKey: size.height,
+            VideoCodecKey: videoCodecType, VideoWidthKey: size.pixelWidth, VideoHeightKey: size.pixelHeight,
             VideoCompressionPropertiesKey: ["AverageBitRate": Int(bitsPerSecond.rounded())] as [String: Any],
         ]
     }

@@ -176,7 +176,8 @@ public final class CaptureVideoPreviewLayer: Sendable {
             output.renderer?.deviceFormat.dimensions ?? connection?.device?.activeFormat.dimensions
             ?? .init(width: 0, height: 0)
         return PreviewGeometry(
-            imageSize: CGSize(width: dimensions.width, height: dimensions.height), bounds: bounds, gravity: gravity,
+            imageSize: CGSize(width: dimensions.pixelWidth, height: dimensions.pixelHeight), bounds: bounds,
+            gravity: gravity,
             rotationAngle: connection?.videoRotationAngle ?? 0, mirrored: connection?.isVideoMirrored ?? false)
     }
 

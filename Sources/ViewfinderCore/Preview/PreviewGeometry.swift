@@ -128,26 +128,26 @@ package struct PreviewGeometry: Sendable, Hashable {
         quarterTurns: Int
     ) -> PixelPlan {
         let swapped = quarterTurns % 2 == 1
-        let shownImage = swapped ? (image.height, image.width) : (image.width, image.height)
-        var shown = (output.width, output.height)
+        let shownImage = swapped ? (image.pixelHeight, image.pixelWidth) : (image.pixelWidth, image.pixelHeight)
+        var shown = (output.pixelWidth, output.pixelHeight)
         if gravity != .resize, shownImage.0 > 0, shownImage.1 > 0 {
-            let widthScale = Double(output.width) / Double(shownImage.0)
-            let heightScale = Double(output.height) / Double(shownImage.1)
+            let widthScale = Double(output.pixelWidth) / Double(shownImage.0)
+            let heightScale = Double(output.pixelHeight) / Double(shownImage.1)
             let fill = gravity == .resizeAspectFill
             let scale = fill ? max(widthScale, heightScale) : min(widthScale, heightScale)
             var width = max(1, Int((Double(shownImage.0) * scale).rounded()))
             var height = max(1, Int((Double(shownImage.1) * scale).rounded()))
             if fill {
-                width = max(width, output.width)
-                height = max(height, output.height)
+                width = max(width, output.pixelWidth)
+                height = max(height, output.pixelHeight)
             } else {
-                width = min(width, output.width)
-                height = min(height, output.height)
+                width = min(width, output.pixelWidth)
+                height = min(height, output.pixelHeight)
             }
             shown = (width, height)
         }
-        let offsetX = abs(output.width - shown.0) / 2
-        let offsetY = abs(output.height - shown.1) / 2
+        let offsetX = abs(output.pixelWidth - shown.0) / 2
+        let offsetY = abs(output.pixelHeight - shown.1) / 2
         return PixelPlan(
             scaledSize: swapped
                 ? .init(width: shown.1, height: shown.0) : .init(width: shown.0, height: shown.1),

@@ -39,7 +39,8 @@ package final class PreviewRenderer: Sendable {
             passesJPEG = false
             return
         }
-        try PixelBuffer.checkDimensions(width: size.width, height: size.height, what: "a preview layer's bounds")
+        try PixelBuffer.checkDimensions(
+            width: size.pixelWidth, height: size.pixelHeight, what: "a preview layer's bounds")
         let geometry = PreviewGeometry(
             imageSize: .zero, bounds: .zero, gravity: request.gravity, rotationAngle: request.rotationAngle,
             mirrored: request.mirrored)
@@ -63,7 +64,7 @@ package final class PreviewRenderer: Sendable {
         }
         if plan.crops {
             let crop = try CropProcessor(
-                x: plan.offsetX, y: plan.offsetY, width: size.width, height: size.height)
+                x: plan.offsetX, y: plan.offsetY, width: size.pixelWidth, height: size.pixelHeight)
             processors.append(NamedProcessor(name: "preview.fill", processor: crop))
         } else if plan.letterboxes {
             processors.append(
@@ -75,7 +76,7 @@ package final class PreviewRenderer: Sendable {
         let device = deviceFormat.dimensions
         chain = try ProcessorChain(
             deviceFormat: FrameFormat(
-                pixelFormat: deviceFormat.pixelFormat, width: device.width, height: device.height),
+                pixelFormat: deviceFormat.pixelFormat, width: device.pixelWidth, height: device.pixelHeight),
             requestedFormat: .bgra, requestedSize: plan.scaledSize, processors: processors, budget: budget,
             decoderLanes: 1)
     }
@@ -92,8 +93,8 @@ package final class PreviewRenderer: Sendable {
             }
         }
         let frame = PreviewFrame(
-            pixelBuffer: rendered, jpegBuffer: passesJPEG ? image : nil, width: request.size.width,
-            height: request.size.height, presentationTimeStamp: sample.presentationTime,
+            pixelBuffer: rendered, jpegBuffer: passesJPEG ? image : nil, width: request.size.pixelWidth,
+            height: request.size.pixelHeight, presentationTimeStamp: sample.presentationTime,
             sequenceNumber: sample.sequenceNumber, hostArrivalTime: sample.hostArrivalTime)
         return .ready(frame, holdsSlot: false)
     }
@@ -129,7 +130,7 @@ package final class LetterboxProcessor: FrameProcessor {
                 "the preview letterbox places a BGRA \(pictureSize) picture on \(canvas), not \(input): this is a bug, please report it"
             )
         }
-        return FrameFormat(pixelFormat: .bgra, width: canvas.width, height: canvas.height)
+        return FrameFormat(pixelFormat: .bgra, width: canvas.pixelWidth, height: canvas.pixelHeight)
     }
 
     package func process(_ frame: inout ProcessorFrame) throws(CaptureError) -> ProcessorDecision {

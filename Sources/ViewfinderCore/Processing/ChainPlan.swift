@@ -77,8 +77,8 @@ package struct ChainPlan: Sendable {
         var current = device
         let target = FrameFormat(
             pixelFormat: requestedFormat ?? ProcessorChain.nativeDelivery(of: device.pixelFormat),
-            width: requestedSize?.width ?? device.width,
-            height: requestedSize?.height ?? device.height)
+            width: requestedSize?.pixelWidth ?? device.width,
+            height: requestedSize?.pixelHeight ?? device.height)
         if target.pixelFormat == .mjpeg {
             guard device.pixelFormat == .mjpeg else {
                 throw CaptureError(

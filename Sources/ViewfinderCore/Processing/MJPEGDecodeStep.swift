@@ -58,8 +58,8 @@ package final class MJPEGDecodeStep: @unchecked Sendable {
         let camera = camera ?? format.size
         guard
             let denominator = JPEGDecoder.scaleDenominators.first(where: {
-                JPEGDecoder.scaled(camera.width, by: $0) == format.width
-                    && JPEGDecoder.scaled(camera.height, by: $0) == format.height
+                JPEGDecoder.scaled(camera.pixelWidth, by: $0) == format.width
+                    && JPEGDecoder.scaled(camera.pixelHeight, by: $0) == format.height
             })
         else {
             throw CaptureError(
@@ -70,7 +70,7 @@ package final class MJPEGDecodeStep: @unchecked Sendable {
         for _ in 0..<max(1, lanes) {
             decoders.append(
                 try JPEGDecoder(
-                    width: camera.width, height: camera.height, pixelFormat: format.pixelFormat,
+                    width: camera.pixelWidth, height: camera.pixelHeight, pixelFormat: format.pixelFormat,
                     scaleDenominator: denominator))
         }
         self.camera = camera

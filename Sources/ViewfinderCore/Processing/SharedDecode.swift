@@ -55,7 +55,7 @@ package struct SharedDecodePlan: Sendable, Hashable, CustomStringConvertible {
     package init?(format: CaptureDevice.Format, requests: [OutputRequest]) {
         guard format.pixelFormat == .mjpeg else { return nil }
         let camera = FrameFormat(
-            pixelFormat: .mjpeg, width: format.dimensions.width, height: format.dimensions.height)
+            pixelFormat: .mjpeg, width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight)
         var targets: [FrameFormat] = []
         for request in requests where request.audioSettings == nil && request.sharesDecode {
             let wanted = request.pixelFormat ?? ProcessorChain.nativeDelivery(of: .mjpeg)
@@ -67,7 +67,8 @@ package struct SharedDecodePlan: Sendable, Hashable, CustomStringConvertible {
                 ? wanted : request.processorFormats[0]
             targets.append(
                 FrameFormat(
-                    pixelFormat: MJPEGDecodeStep.decodedFormat(for: first), width: size.width, height: size.height))
+                    pixelFormat: MJPEGDecodeStep.decodedFormat(for: first), width: size.pixelWidth,
+                    height: size.pixelHeight))
         }
         guard !targets.isEmpty else { return nil }
         self.init(camera: camera, targets: targets)
@@ -196,10 +197,10 @@ package final class DeviceFrameDecoder: Sendable {
     /// Decodes `jpeg` into a new buffer of `format` (whose size must be one of the camera's scales).
     func decode(_ jpeg: PixelBuffer, as format: FrameFormat) -> Result<PixelBuffer, MJPEGDecodeStep.Drop> {
         let denominator = JPEGDecoder.scaleDenominators.first {
-            JPEGDecoder.scaled(camera.width, by: $0) == format.width
-                && JPEGDecoder.scaled(camera.height, by: $0) == format.height
+            JPEGDecoder.scaled(camera.pixelWidth, by: $0) == format.width
+                && JPEGDecoder.scaled(camera.pixelHeight, by: $0) == format.height
         }
-        guard let denominator, jpeg.width == camera.width, jpeg.height == camera.height else {
+        guard let denominator, jpeg.width == camera.pixelWidth, jpeg.height == camera.pixelHeight else {
             return .failure(MJPEGDecodeStep.Drop(reason: .droppedByProcessor(MJPEGDecodeStep.dropName)))
         }
         let taken: (JPEGDecoder?, PixelBufferPool)?
@@ -229,7 +230,7 @@ package final class DeviceFrameDecoder: Sendable {
             // More outputs decoding at once than ever before: one decoder more, kept from then on.
             guard
                 let made = try? JPEGDecoder(
-                    width: camera.width, height: camera.height, pixelFormat: format.pixelFormat,
+                    width: camera.pixelWidth, height: camera.pixelHeight, pixelFormat: format.pixelFormat,
                     scaleDenominator: denominator)
             else { return .failure(MJPEGDecodeStep.Drop(reason: .droppedByProcessor(MJPEGDecodeStep.dropName))) }
             decoder = made

@@ -64,7 +64,8 @@ package enum FormatNegotiator {
                 duration = format.minFrameDuration
                 if format.maxFrameRate < defaultRate * 0.99 { cost.missesRate = true }
             }
-            let bytes = format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height)
+            let bytes = format.pixelFormat.frameSize(
+                width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight)
             if best == nil || cost < best!.cost || (cost == best!.cost && bytes < best!.bytes) {
                 best = (cost, bytes, Choice(format: format, frameDuration: duration))
             }
@@ -132,7 +133,9 @@ package enum FormatNegotiator {
     /// makes it from `device`'s own JPEG of that size, a decode (slower than ours) first.
     package static func emulationCost(of format: CaptureDevice.Format, on device: CaptureDevice) -> Cost {
         let megabytes =
-            Double(format.pixelFormat.frameSize(width: format.dimensions.width, height: format.dimensions.height)) / 1e6
+            Double(
+                format.pixelFormat.frameSize(width: format.dimensions.pixelWidth, height: format.dimensions.pixelHeight)
+            ) / 1e6
         var cost = Cost(PixelConverter.estimatedEmulationCost(megabytes: megabytes))
         if device.formats.contains(where: {
             $0.pixelFormat == .mjpeg && !$0.isEmulated && $0.dimensions == format.dimensions
@@ -182,7 +185,8 @@ package enum FormatNegotiator {
         guard
             let plan = try? ChainPlan(
                 device: FrameFormat(
-                    pixelFormat: format.pixelFormat, width: format.dimensions.width, height: format.dimensions.height),
+                    pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
+                    height: format.dimensions.pixelHeight),
                 requestedFormat: request.pixelFormat, requestedSize: request.size,
                 stages: accepted.isEmpty ? [] : [ChainPlan.Stage(passingThrough: accepted)], sharedDecode: sharedDecode),
             let cost = plan.cost

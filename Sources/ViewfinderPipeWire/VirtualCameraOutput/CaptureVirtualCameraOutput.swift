@@ -193,7 +193,7 @@ public final class CaptureVirtualCameraOutput: CaptureVideoProcessingOutput, @un
         let duration =
             frameDuration.isNumeric && frameDuration > .zero ? frameDuration : MediaTime(value: 1, timescale: 30)
         return (first + carried.filter { $0 != pixelFormat }).map {
-            PipeWireFormat.published($0, width: size.width, height: size.height, frameDuration: duration)
+            PipeWireFormat.published($0, width: size.pixelWidth, height: size.pixelHeight, frameDuration: duration)
         }
     }
 

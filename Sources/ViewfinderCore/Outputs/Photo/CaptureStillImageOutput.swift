@@ -113,8 +113,8 @@ private struct CompletionClient: PhotoRequestClient {
             image = pixels
         } else if let jpeg = photo.fileDataRepresentation() {
             let size = photo.resolvedSettings.photoDimensions
-            let width = max(1, photo.exif.pixelWidth ?? size.width)
-            let height = max(1, photo.exif.pixelHeight ?? size.height)
+            let width = max(1, photo.exif.pixelWidth ?? size.pixelWidth)
+            let height = max(1, photo.exif.pixelHeight ?? size.pixelHeight)
             image = JPEGBytes.pixelBuffer(holding: jpeg, width: width, height: height)
         } else {
             throw CaptureError(.conversionFailed, "the still has neither pixels nor JPEG data")

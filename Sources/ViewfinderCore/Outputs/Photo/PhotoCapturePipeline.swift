@@ -354,8 +354,8 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
         base.setCaptureDate(captureDate)
         if let manufacturer = device?.manufacturer, !manufacturer.isEmpty { base.make = manufacturer }
         if let name = device?.localizedName, !name.isEmpty { base.model = name }
-        base.pixelWidth = frame.context.format.dimensions.width
-        base.pixelHeight = frame.context.format.dimensions.height
+        base.pixelWidth = frame.context.format.dimensions.pixelWidth
+        base.pixelHeight = frame.context.format.dimensions.pixelHeight
         base.orientation = orientation
         base.software = "Viewfinder"
         worker.beginFrame()

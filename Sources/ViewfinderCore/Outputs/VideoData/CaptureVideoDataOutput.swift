@@ -174,8 +174,8 @@ package final class DeliveryPipeline: Sendable {
         self.deviceFormat = deviceFormat
         chain = try ProcessorChain(
             deviceFormat: FrameFormat(
-                pixelFormat: deviceFormat.pixelFormat, width: deviceFormat.dimensions.width,
-                height: deviceFormat.dimensions.height),
+                pixelFormat: deviceFormat.pixelFormat, width: deviceFormat.dimensions.pixelWidth,
+                height: deviceFormat.dimensions.pixelHeight),
             requestedFormat: settings.pixelFormat, requestedSize: settings.size, processors: processors,
             budget: budget)
     }

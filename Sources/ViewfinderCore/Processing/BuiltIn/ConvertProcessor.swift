@@ -49,7 +49,8 @@ public final class ConvertProcessor: FrameProcessor {
                 .invalidArgument, "ConvertProcessor needs a positive size, got \(size): pass e.g. 640x480 or nil")
         }
         if let size {
-            try PixelBuffer.checkDimensions(width: size.width, height: size.height, what: "ConvertProcessor size")
+            try PixelBuffer.checkDimensions(
+                width: size.pixelWidth, height: size.pixelHeight, what: "ConvertProcessor size")
         }
         self.pixelFormat = pixelFormat
         self.size = size
@@ -64,8 +65,8 @@ public final class ConvertProcessor: FrameProcessor {
             throw BuiltIn.unsupported("ConvertProcessor", input, accepted: PixelConverter.convertible)
         }
         let output = FrameFormat(
-            pixelFormat: pixelFormat ?? input.pixelFormat, width: size?.width ?? input.width,
-            height: size?.height ?? input.height)
+            pixelFormat: pixelFormat ?? input.pixelFormat, width: size?.pixelWidth ?? input.width,
+            height: size?.pixelHeight ?? input.height)
         if output != input {
             _ = try converter(for: Conversion(input: input, output: output))
         }
