@@ -30,8 +30,9 @@ def read_public_names(dump_paths):
                 names.add(qualified)
                 parents = supers.setdefault(qualified, set())
                 parents.update(plain(s) for s in child.get("superclassNames", []))
-                if child.get("declKind") == "Protocol":  # a refined protocol's requirements
-                    parents.update(plain(c.get("printedName", "")) for c in child.get("conformances", []))
+                # Members a type gets from the protocols it adopts (a refined protocol's
+                # requirements; a protocol extension's initializer, as CaptureDevice(uniqueID:)).
+                parents.update(plain(c.get("printedName", "")) for c in child.get("conformances", []))
                 walk(child, path + [printed])
             elif kind == "TypeAlias":
                 qualified = ".".join(path + [printed])

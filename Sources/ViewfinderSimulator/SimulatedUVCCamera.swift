@@ -62,6 +62,9 @@ public final class SimulatedUVCCamera: Sendable {
         /// The camera's own clock, read through its metadata node (`nil`: the metadata node
         /// streams nothing, and the driver's timestamps carry no jitter).
         public var deviceClock: DeviceClock?
+        /// Whether the camera has uvcvideo's "Exposure, Dynamic Framerate" control
+        /// (`V4L2_CID_EXPOSURE_AUTO_PRIORITY`, off by default), as a real C920 does.
+        public var hasDynamicFramerate = false
 
         /// A configuration from a format listing; every other parameter has a default.
         public init(
@@ -82,6 +85,16 @@ public final class SimulatedUVCCamera: Sendable {
             self.vendorID = vendorID
             self.productID = productID
             self.deviceClock = deviceClock
+        }
+
+        /// As ``init(listing:card:driver:busInfo:clock:emulatesRawFormats:hasTorch:bytesPerLineAlignment:serialNumber:vendorID:productID:deviceClock:)``,
+        /// with ``hasDynamicFramerate``.
+        public init(
+            listing: String, card: String? = nil, clock: any CaptureClock = HostClock(), vendorID: String?,
+            productID: String?, hasDynamicFramerate: Bool
+        ) {
+            self.init(listing: listing, card: card, clock: clock, vendorID: vendorID, productID: productID)
+            self.hasDynamicFramerate = hasDynamicFramerate
         }
     }
 
@@ -135,7 +148,10 @@ public final class SimulatedUVCCamera: Sendable {
         configuredBusInfo =
             configuration.busInfo ?? listing.busInfo
             ?? "usb-0000:00:14.0-\(Self.serial.add(1, ordering: .relaxed).newValue)"
-        state = Mutex(State(controls: Self.defaultControls(torch: configuration.hasTorch)))
+        state = Mutex(
+            State(
+                controls: Self.defaultControls(
+                    torch: configuration.hasTorch, dynamicFramerate: configuration.hasDynamicFramerate)))
         state.withLock { $0.resetFormat(listing: listing, alignment: configuration.bytesPerLineAlignment) }
     }
 
@@ -271,7 +287,7 @@ public final class SimulatedUVCCamera: Sendable {
         return true
     }
 
-    static func defaultControls(torch: Bool) -> [Control] {
+    static func defaultControls(torch: Bool, dynamicFramerate: Bool = false) -> [Control] {
         var controls = [
             Control(
                 id: VF_V4L2_CID_BRIGHTNESS, name: "Brightness", type: VF_V4L2_CTRL_TYPE_INTEGER, minimum: 0,
@@ -314,6 +330,12 @@ public final class SimulatedUVCCamera: Sendable {
                 id: VF_V4L2_CID_ZOOM_ABSOLUTE, name: "Zoom, Absolute", type: VF_V4L2_CTRL_TYPE_INTEGER, minimum: 100,
                 maximum: 500, step: 1, defaultValue: 100, value: 100),
         ]
+        if dynamicFramerate {
+            controls.append(
+                Control(
+                    id: VF_V4L2_CID_EXPOSURE_AUTO_PRIORITY, name: "Exposure, Dynamic Framerate",
+                    type: VF_V4L2_CTRL_TYPE_BOOLEAN, minimum: 0, maximum: 1, step: 1, defaultValue: 0, value: 0))
+        }
         if torch {
             controls.append(
                 Control(
@@ -324,6 +346,12 @@ public final class SimulatedUVCCamera: Sendable {
     }
 
     // MARK: Test controls
+
+    /// The value control `id` (`V4L2_CID_*`) holds in the driver now; `nil` if the camera has no
+    /// such control.
+    public func controlValue(_ id: UInt32) -> Int32? {
+        state.withLock { state in state.controls.first { $0.id == id }?.value }
+    }
 
     /// Whether the camera is plugged in.
     public var isPluggedIn: Bool { state.withLock { $0.connected } }
@@ -385,7 +413,9 @@ public final class SimulatedUVCCamera: Sendable {
     func plugIn() -> Bool {
         state.withLock { state in
             guard !state.connected else { return false }
-            var fresh = State(controls: Self.defaultControls(torch: configuration.hasTorch))
+            var fresh = State(
+                controls: Self.defaultControls(
+                    torch: configuration.hasTorch, dynamicFramerate: configuration.hasDynamicFramerate))
             fresh.handles = state.handles
             fresh.generation = state.generation
             // What tests set up about the environment survives replugging.

@@ -89,7 +89,7 @@ package final class V4L2CameraBackend: DeviceBackend {
     package init(
         info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
         portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, routing: (any V4L2CameraRouting)? = nil,
-        accessRefusal: CaptureError? = nil
+        accessRefusal: CaptureError? = nil, optics: KnownCameraOptics?
     ) {
         self.accessRefusal = accessRefusal
         self.interface = interface
@@ -100,10 +100,27 @@ package final class V4L2CameraBackend: DeviceBackend {
         self.localizedName = info.card.isEmpty ? info.path : info.card
         self.modelID = info.driver
         (self.deviceType, self.position) = portKind.classify(busInfo: info.busInfo)
-        self.formats = info.formats
+        self.formats = info.formats.map { format in
+            var format = format
+            format.traits.autoVideoFrameRate = info.hasExposureAutoPriority
+            format.traits.fieldOfView = optics?.horizontalFieldOfView(of: format.dimensions) ?? 0
+            return format
+        }
         self.bufferCount = max(2, bufferCount)
         self.node = Mutex(info.path)
         self.usb = Mutex(usb)
+    }
+
+    /// A backend for a camera whose field of view is not known.
+    package convenience init(
+        info: V4L2DeviceInfo, uniqueID: String, interface: any V4L2Interface, bufferCount: Int = 4,
+        portKind: V4L2PortKind = .unknown, usb: USBLocation? = nil, routing: (any V4L2CameraRouting)? = nil,
+        accessRefusal: CaptureError? = nil
+    ) {
+        self.init(
+            info: info, uniqueID: uniqueID, interface: interface, bufferCount: bufferCount, portKind: portKind,
+            usb: usb,
+            routing: routing, accessRefusal: accessRefusal, optics: nil)
     }
 
     private let usb: Mutex<USBLocation?>

@@ -53,6 +53,8 @@ package enum V4L2ControlID {
     package static let exposureAuto = VF_V4L2_CID_EXPOSURE_AUTO
     /// Exposure time in 100 µs units.
     package static let exposureAbsolute = VF_V4L2_CID_EXPOSURE_ABSOLUTE
+    /// Whether auto exposure may lower the frame rate ("Exposure, Dynamic Framerate"), 0 or 1.
+    package static let exposureAutoPriority = VF_V4L2_CID_EXPOSURE_AUTO_PRIORITY
     /// Continuous autofocus, 0 or 1.
     package static let focusAuto = VF_V4L2_CID_FOCUS_AUTO
     /// Focus position in the driver's units; larger is nearer.
@@ -66,7 +68,7 @@ package enum V4L2ControlID {
     package static let named: [UInt32: CaptureDevice.Control.ID] = [
         brightness: .brightness, contrast: .contrast, saturation: .saturation, hue: .hue, gamma: .gamma,
         gain: .gain, sharpness: .sharpness, backlightCompensation: .backlightCompensation,
-        whiteBalanceTemperature: .whiteBalanceTemperature,
+        whiteBalanceTemperature: .whiteBalanceTemperature, exposureAutoPriority: .exposureDynamicFramerate,
     ]
 
     /// Controls the typed camera API owns (in neutral units), left out of the generic list.

@@ -22,6 +22,9 @@ package struct V4L2DeviceInfo: Sendable, Hashable {
     package var deviceCapabilities: UInt32
     /// Every format Viewfinder can use, in the driver's order.
     package var formats: [CaptureDevice.Format]
+    /// Whether the node has `V4L2_CID_EXPOSURE_AUTO_PRIORITY` (auto exposure may lower the frame
+    /// rate): its formats then support ``CaptureDevice/isAutoVideoFrameRateEnabled``.
+    package var hasExposureAutoPriority = false
 
     /// Whether the node captures video with streaming I/O: the nodes Viewfinder offers (a UVC
     /// camera's metadata node is left out).
@@ -42,7 +45,21 @@ package struct V4L2DeviceInfo: Sendable, Hashable {
         return V4L2DeviceInfo(
             path: path, card: v4l2String(capability.card), driver: v4l2String(capability.driver),
             busInfo: v4l2String(capability.bus_info), deviceCapabilities: caps,
-            formats: try enumerateFormats(fd: fd, interface: interface))
+            formats: try enumerateFormats(fd: fd, interface: interface),
+            hasExposureAutoPriority: hasControl(V4L2ControlID.exposureAutoPriority, fd: fd, interface: interface))
+    }
+
+    /// Whether the open node has control `id`, enabled (one `VIDIOC_QUERYCTRL`; any failure is
+    /// "no").
+    static func hasControl(_ id: UInt32, fd: Int32, interface: any V4L2Interface) -> Bool {
+        var query = v4l2_queryctrl()
+        query.id = id
+        do {
+            try interface.ioctl(fd, VF_VIDIOC_QUERYCTRL, &query)
+        } catch {
+            return false
+        }
+        return query.id == id && query.flags & VF_V4L2_CTRL_FLAG_DISABLED == 0
     }
 
     /// Enumerates formats, sizes and intervals of an open capture node.

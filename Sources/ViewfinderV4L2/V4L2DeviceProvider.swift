@@ -197,7 +197,8 @@ public final class V4L2DeviceProvider: MonitoringDeviceProvider {
                     backend = V4L2CameraBackend(
                         info: info, uniqueID: id, interface: interface, bufferCount: bufferCount,
                         portKind: directory.portKind(ofNode: info.path), usb: identity.usb,
-                        routing: routing, accessRefusal: refusal)
+                        routing: routing, accessRefusal: refusal,
+                        optics: KnownCameraOptics.lookup(vendorID: identity.vendorID, productID: identity.productID))
                     backend.setLossHandler { [weak self] in self?.streamDidLoseCamera() }
                     state.known[id] = backend
                 }

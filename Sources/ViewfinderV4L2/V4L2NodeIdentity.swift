@@ -7,7 +7,7 @@ import ViewfinderCore
 
 /// Where a USB camera is plugged in: its bus (a host controller's root hub), its position on it and
 /// the speed it runs at — what the USB bandwidth model needs (the multi-camera session's
-/// ``CaptureMultiCamSession/hardwareCost`` and the fallback on a full bus).
+/// ``CaptureSession/hardwareCost`` and the fallback on a full bus).
 ///
 /// Thread safety: a value type.
 public struct USBLocation: Sendable, Hashable {

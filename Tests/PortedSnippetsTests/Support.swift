@@ -52,6 +52,18 @@ func withSimulatedWebcam<T>(_ body: () throws -> T) throws -> T {
     return try bus.withDiscovery { try body() }
 }
 
+/// Runs `body` on a machine whose only camera is a simulated Logitech C920 as the USB bus shows
+/// it (vendor 046d, product 082d, so its field of view is known) with its "Exposure, Dynamic
+/// Framerate" control; `body` gets the simulated camera.
+func withSimulatedC920<T>(_ body: (SimulatedUVCCamera) throws -> T) throws -> T {
+    let bus = SimulatedV4L2Bus()
+    let camera = try SimulatedUVCCamera(
+        configuration: .init(
+            listing: SimulatedUVCCamera.c920Listing, vendorID: "046d", productID: "082d", hasDynamicFramerate: true))
+    bus.plug(camera, port: SimulatedUSBPort(bus: 1, port: "1"))
+    return try bus.withDiscovery { try body(camera) }
+}
+
 /// The virtual camera's formats of one size.
 func virtualFormats(width: Int) -> [CaptureDevice.Format] {
     VirtualCamera.standardFormats.filter { $0.dimensions.width == width }

@@ -70,6 +70,8 @@ package struct FakeCameraFile {
 
     /// Brightness, an integer control, with these values.
     package var brightness = (minimum: -64, maximum: 64, defaultValue: 0, value: 0)
+    /// More `control` and `menu` lines for the device file (see Tests/V4L2Plugin/README.md).
+    package var extraControlLines: [String] = []
 
     /// Adds `count` test-pattern frames (pattern numbers 0…count-1) of a raw format.
     package mutating func addPatternFrames(_ pixelFormat: PixelFormat, width: Int, height: Int, count: Int) {
@@ -118,6 +120,7 @@ package struct FakeCameraFile {
         }
         let b = brightness
         header += "control 0x00980900 1 \(b.minimum) \(b.maximum) 1 \(b.defaultValue) \(b.value) 0 Brightness\n"
+        for line in extraControlLines { header += line + "\n" }
         var offset = 0
         for frame in frames {
             if let jpeg = frame.jpeg {

@@ -545,16 +545,6 @@ extension CaptureDevice {
         }
     }
 
-    /// Whether the frame rate follows the light automatically: `false`; setting `true` traps (no
-    /// format supports it: ``Format/isAutoVideoFrameRateSupported``).
-    public var isAutoVideoFrameRateEnabled: Bool {
-        get { false }
-        set {
-            Self.unsupported(
-                newValue, "automatic video frame rate", check: "activeFormat.isAutoVideoFrameRateSupported")
-        }
-    }
-
     /// The colour space frames are in: ``CaptureColorSpace/sRGB``; setting another traps.
     public var activeColorSpace: CaptureColorSpace {
         get { .sRGB }

@@ -25,6 +25,9 @@ extension CaptureDevice {
         /// The backend's own code for the format, opaque to everyone else: the backend sets it
         /// when it lists the format and reads it back when it streams in it.
         package var backendCode: UInt32
+        /// What the backend knows of the format beyond V4L2's listing (field of view, automatic
+        /// frame rate); left out of equality (`CaptureDevice+FormatTraits.swift`).
+        package var traits = FormatTraits()
 
         /// A format of `pixelFormat` at `width` × `height` with the given frame-rate ranges.
         public init(

@@ -211,6 +211,8 @@ public enum CaptureVideoStabilizationMode: Int, Sendable, Hashable {
     case cinematicExtended = 3
     /// Preview-optimized stabilization.
     case previewOptimized = 4
+    /// Enhanced extended cinematic stabilization.
+    case cinematicExtendedEnhanced = 5
     /// The system picks.
     case auto = -1
 }

@@ -377,8 +377,6 @@ extension CaptureDevice.Format {
         case phaseDetection = 2
     }
 
-    /// The horizontal field of view in degrees: 0, not known (V4L2 does not report it).
-    public var videoFieldOfView: Float { 0 }
     /// The field of view after distortion correction: the same as ``videoFieldOfView``.
     public var geometricDistortionCorrectedVideoFieldOfView: Float { videoFieldOfView }
     /// Whether the sensor bins pixels for this format: `false` (not reported).
@@ -406,8 +404,6 @@ extension CaptureDevice.Format {
     public var isVideoHDRSupported: Bool { false }
     /// Output classes that cannot run with this format: none.
     public var unsupportedCaptureOutputClasses: [AnyClass] { [] }
-    /// Whether the frame rate can follow the light automatically: `false`.
-    public var isAutoVideoFrameRateSupported: Bool { false }
     /// Zoom factors at which the sensor's full resolution is used: none.
     public var secondaryNativeResolutionZoomFactors: [CGFloat] { [] }
     /// The largest digital zoom factor frames of this format take (``CaptureDevice/videoZoomFactor``

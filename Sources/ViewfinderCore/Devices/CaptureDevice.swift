@@ -190,6 +190,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
                 config.minFrameDurationWasSet = false
             }
         }
+        endAutoVideoFrameRate()  // AVFoundation: a new active format resets it
         didChangeValue(for: \.activeFormat)
     }
 
@@ -221,6 +222,7 @@ public final class CaptureDevice: Sendable, Hashable, CustomStringConvertible {
             config.activeVideoMinFrameDuration = duration
             config.minFrameDurationWasSet = true
         }
+        endAutoVideoFrameRate()  // a fixed rate was asked for
     }
 
     /// Changes the configuration with `edit`, then — the one rule for settings — has the session

@@ -2,7 +2,7 @@
 /// that knows it models it. The session uses it to choose a format that fits after the link
 /// refused one (``CaptureError/Code/insufficientBandwidth``, then
 /// ``CaptureSession/didFallBackToFormatNotification``), and ``CaptureMultiCamSession`` for its
-/// ``CaptureMultiCamSession/hardwareCost``.
+/// ``CaptureSession/hardwareCost``.
 ///
 /// A model, not a measurement: the host controller decides. The V4L2 backend provides one for
 /// every camera whose USB bus it knows.

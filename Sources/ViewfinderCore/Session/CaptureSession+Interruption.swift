@@ -25,6 +25,8 @@ extension CaptureSession {
         case videoDeviceNotAvailableWithMultipleForegroundApps = 4
         /// Never reported on Linux.
         case videoDeviceNotAvailableDueToSystemPressure = 5
+        /// Never reported on Linux (no sensitive-content analyzer interrupts a session).
+        case sensitiveContentMitigationActivated = 6
         /// Viewfinder's addition: the camera was unplugged; the session resumes when it returns.
         case videoDeviceWasDisconnected = 100
 
