@@ -47,7 +47,31 @@ enum CapacityBenchmarks {
         let repeats = quick ? 1 : min(settings.repeats, 2)
         let window = quick ? 0.3 : 4.0
         let preRoll = quick ? 0.2 : 1.0
-        var cases = sizes.map { size in
+        // Scaled delivery: 1080p cameras delivered at 960x540 and 640x360 (every contender decodes at
+        // a reduced scale where it can: TurboJPEG's 1/2, FFmpeg's -lowres 1; GStreamer's jpegdec
+        // cannot), then scales the rest of the way and converts to NV12.
+        let scaled: [((Int, Int), (Int, Int))] =
+            quick ? [((640, 480), (320, 240))] : [((1920, 1080), (960, 540)), ((1920, 1080), (640, 360))]
+        var cases = scaled.map { size, output in
+            let name = "capacity/mjpeg-nv12/\(size.0)x\(size.1)-to-\(output.0)x\(output.1)@\(rate)"
+            let counts = quick ? [2] : fullCounts
+            return BenchmarkCase(name: name, group: "capacity") { _ in
+                try runWorker([
+                    "--mode", "capacity", "--sizes", "\(size.0)x\(size.1)", "--output-size", "\(output.0)x\(output.1)",
+                    "--counts", counts.map(String.init).joined(separator: ","), "--repeats", "\(repeats)",
+                    "--window", "\(window)", "--pre-roll", "\(preRoll)",
+                ])
+            }
+        }
+        // The decode floor at 1/1, 1/2, 1/4, interleaved: what a scaled decode saves, in one run.
+        cases.append(
+            BenchmarkCase(name: "capacity/decode-floor/\(quick ? "640x480" : "1920x1080")", group: "capacity") { _ in
+                try runWorker([
+                    "--mode", "floors", "--sizes", quick ? "640x480" : "1920x1080", "--repeats", quick ? "1" : "5",
+                    "--window", quick ? "0.1" : "1",
+                ])
+            })
+        cases += sizes.map { size in
             let name = "capacity/mjpeg-nv12/\(size.0)x\(size.1)@\(rate)"
             // --quick: two cameras, one short window each (a smoke test of every path).
             let counts = quick ? [2] : fullCounts
@@ -65,6 +89,15 @@ enum CapacityBenchmarks {
                 try runWorker([
                     "--mode", "recording", "--sizes", recordingSizes, "--window", quick ? "0.5" : "8", "--pre-roll",
                     "\(preRoll)",
+                ])
+            })
+        // Only the Motion-JPEG cameras' recordings (1080p, H.264 veryfast and ultrafast, data outputs
+        // beside), repeated: the rows the shared decode changes.
+        cases.append(
+            BenchmarkCase(name: "capacity/recording/2-mjpeg-cameras@\(rate)", group: "capacity") { _ in
+                try runWorker([
+                    "--mode", "recording", "--sizes", quick ? "640x480" : "1920x1080", "--recording-cameras", "mjpeg",
+                    "--repeats", "\(quick ? 1 : 3)", "--window", quick ? "0.5" : "8", "--pre-roll", "\(preRoll)",
                 ])
             })
         return cases
@@ -123,6 +156,10 @@ enum CapacityWorker {
         var json: String?
         /// The group's time budget: no larger N is started after it (the cap in time).
         var budgetSeconds = 420.0
+        /// The size delivered (each contender scales the camera's frames to it); `nil`: the camera's.
+        var outputSize: CaptureDevice.Dimensions?
+        /// `recording` mode: `all` variants, or only the Motion-JPEG cameras' (`mjpeg`).
+        var recordingCameras = "all"
     }
 
     static func main(_ arguments: [String]) -> Int32 {
@@ -143,6 +180,11 @@ enum CapacityWorker {
             case "--pre-roll": options.preRoll = Double(value) ?? 0.5
             case "--json": options.json = value
             case "--budget": options.budgetSeconds = Double(value) ?? 420
+            case "--output-size":
+                let parts = value.split(separator: "x").compactMap { Int($0) }
+                guard parts.count == 2 else { return fail("--output-size takes WxH, got \(value)") }
+                options.outputSize = CaptureDevice.Dimensions(width: parts[0], height: parts[1])
+            case "--recording-cameras": options.recordingCameras = value
             default: return fail("unknown argument \(argument)")
             }
         }
@@ -153,8 +195,12 @@ enum CapacityWorker {
             return fail("--sizes, --counts and --json are needed")
         }
         do {
-            let results =
-                options.mode == "recording" ? try Recording.measure(options) : try Capacity.measure(options)
+            let results: [BenchmarkResult]
+            switch options.mode {
+            case "recording": results = try Recording.measure(options)
+            case "floors": results = try Capacity.floors(options)
+            default: results = try Capacity.measure(options)
+            }
             let encoder = JSONEncoder()
             try encoder.encode(results).write(to: URL(fileURLWithPath: json))
             return 0
@@ -383,8 +429,10 @@ extension CapacityWorker {
         var observers: [NSObjectProtocol] = []
         let center = NotificationCenter()
 
-        init(_ devices: [CaptureDevice], size: CaptureDevice.Dimensions) throws {
+        init(_ devices: [CaptureDevice], size: CaptureDevice.Dimensions, output: CaptureDevice.Dimensions? = nil) throws
+        {
             counters = devices.map { _ in Counter() }
+            let outputSize = output
             for device in devices {
                 try device.lockForConfiguration()
                 try device.setActiveFormat(try nativeFormat(device, size))
@@ -399,7 +447,7 @@ extension CapacityWorker {
             for (index, device) in devices.enumerated() {
                 let input = try CaptureDeviceInput(device: device)
                 try multi.tryAddInputWithNoConnections(input)
-                let output = try Self.output(counters[index], index)
+                let output = try Self.output(counters[index], index, size: outputSize)
                 try multi.tryAddOutputWithNoConnections(output)
                 try multi.tryAddConnection(CaptureConnection(inputPorts: input.ports(for: .video), output: output))
                 outputs.append(output)
@@ -426,7 +474,7 @@ extension CapacityWorker {
                 let session = CaptureSession(notificationCenter: center)
                 session.sessionPreset = .inputPriority
                 try session.tryAddInput(try CaptureDeviceInput(device: device))
-                let output = try Self.output(counters[index], index)
+                let output = try Self.output(counters[index], index, size: outputSize)
                 try session.tryAddOutput(output)
                 outputs.append(output)
                 sessions.append(session)
@@ -440,9 +488,12 @@ extension CapacityWorker {
             }
         }
 
-        static func output(_ counter: Counter, _ index: Int) throws -> CaptureVideoDataOutput {
+        static func output(_ counter: Counter, _ index: Int, size: CaptureDevice.Dimensions? = nil) throws
+            -> CaptureVideoDataOutput
+        {
             let output = CaptureVideoDataOutput()
-            output.typedVideoSettings = try VideoSettings(pixelFormat: .nv12FullRange)
+            output.typedVideoSettings = try VideoSettings(
+                pixelFormat: .nv12FullRange, width: size?.pixelWidth, height: size?.pixelHeight)
             // Late frames wait in the output's budget instead of being replaced by newer ones, as
             // the peers' queues hold theirs: a reader that keeps up on average loses nothing.
             output.alwaysDiscardsLateVideoFrames = false
@@ -527,47 +578,73 @@ extension CapacityWorker {
     enum Contender: String, CaseIterable {
         case viewfinder, gstreamer, ffmpeg
 
-        func start(_ cameras: Cameras, count: Int, size: CaptureDevice.Dimensions) throws -> Running {
+        func start(
+            _ cameras: Cameras, count: Int, size: CaptureDevice.Dimensions, output: CaptureDevice.Dimensions? = nil
+        ) throws -> Running {
             let environment = ProcessInfo.processInfo.environment
             let chardev = environment["VIEWFINDER_CAPACITY_CHARDEV"] ?? ""
             let convert = environment["VIEWFINDER_CAPACITY_V4L2CONVERT"] ?? ""
+            // Scaled delivery: the scale each decoder reaches (1/2, 1/4, 1/8 at least as large as
+            // asked), then bilinear scaling and NV12 in every contender.
+            let lowres = output.map { CapacityWorker.lowres(size, $0) } ?? 0
             switch self {
             case .viewfinder:
-                return try ViewfinderRun(try cameras.devices(count), size: size)
+                return try ViewfinderRun(try cameras.devices(count), size: size, output: output)
             case .gstreamer:
                 guard let gst = LatencyPeer.Kind.gstreamer.executable else {
                     throw BenchError("gst-launch-1.0 is not installed (Scripts/install-dependencies.sh)")
                 }
                 var arguments = ["-q"]
+                let scaling =
+                    output.map {
+                        [
+                            "videoscale", "!", "videoconvert", "!",
+                            "video/x-raw,format=NV12,width=\($0.width),height=\($0.height)", "!",
+                        ]
+                    } ?? []
                 for index in 0..<count {
                     arguments += [
                         "v4l2src", "device=/dev/video\(index)", "!",
                         "image/jpeg,width=\(size.width),height=\(size.height),framerate=\(CapacityBenchmarks.rate)/1",
                         "!",
-                        "jpegdec", "!", "fakesink", "sync=false",
+                        "jpegdec", "!",
                     ]
+                    arguments += scaling + ["fakesink", "sync=false"]
                 }
+                let pipeline =
+                    output.map {
+                        "jpegdec ! videoscale ! videoconvert ! video/x-raw,format=NV12,width=\($0.width),height=\($0.height)"
+                    } ?? "jpegdec"
                 return try PeerRun(
                     [(arguments, ["GST_V4L2_USE_LIBV4L2": "1", "LD_PRELOAD": chardev])], executable: gst,
-                    detail: "one gst-launch-1.0, \(count) × v4l2src ! image/jpeg ! jpegdec ! fakesink sync=false",
+                    detail: "one gst-launch-1.0, \(count) × v4l2src ! image/jpeg ! \(pipeline) ! fakesink sync=false",
                     logDirectory: cameras.statsDirectory)
             case .ffmpeg:
                 guard let ffmpeg = LatencyPeer.Kind.ffmpeg.executable else {
                     throw BenchError("ffmpeg is not installed (Scripts/install-dependencies.sh)")
                 }
+                // -lowres N: the MJPEG decoder's own 1/2^N scale (TurboJPEG's idea); then swscale
+                // (bilinear, as libyuv and videoscale) to the size and NV12.
+                let decoderOptions = lowres > 0 ? ["-lowres", "\(lowres)"] : []
+                let filter =
+                    output.map { ["-vf", "scale=\($0.width):\($0.height):flags=bilinear,format=nv12"] } ?? []
                 let commands = (0..<count).map { index in
                     (
                         [
                             "-nostdin", "-hide_banner", "-loglevel", "error", "-f", "v4l2", "-input_format", "mjpeg",
                             "-video_size", "\(size.width)x\(size.height)", "-framerate", "\(CapacityBenchmarks.rate)",
-                            "-i", "/dev/video\(index)", "-fps_mode", "passthrough", "-f", "null", "-",
+                        ] + decoderOptions + ["-i", "/dev/video\(index)"] + filter + [
+                            "-fps_mode", "passthrough", "-f", "null", "-",
                         ], ["LD_PRELOAD": "\(chardev):\(convert)"]
                     )
                 }
+                let scaledDetail =
+                    output.map { " -lowres \(lowres) … -vf scale=\($0.width):\($0.height):flags=bilinear,format=nv12" }
+                    ?? ""
                 return try PeerRun(
                     commands, executable: ffmpeg,
                     detail:
-                        "\(count) × ffmpeg -f v4l2 -input_format mjpeg -i /dev/videoK -fps_mode passthrough -f null -",
+                        "\(count) × ffmpeg -f v4l2 -input_format mjpeg\(scaledDetail) -i /dev/videoK -fps_mode passthrough -f null -",
                     logDirectory: cameras.statsDirectory)
             }
         }
@@ -589,7 +666,7 @@ extension CapacityWorker {
     static func sample(
         _ contender: Contender, _ cameras: Cameras, count: Int, size: CaptureDevice.Dimensions, options: Options
     ) throws -> Sample {
-        let running = try contender.start(cameras, count: count, size: size)
+        let running = try contender.start(cameras, count: count, size: size, output: options.outputSize)
         defer { running.stop() }
         // Every camera streaming and delivering (a few frames each), or the reason why not.
         let deadline = Measure.now() + 30
@@ -645,18 +722,31 @@ extension CapacityWorker {
             detail: running.detail + (restarts.isEmpty ? "" : "; \(restarts.count) stream(s) restarted in a window"))
     }
 
+    /// FFmpeg's `-lowres` for delivering `size` frames at `output`: the largest 1/2^N scale still at
+    /// least as large (the rule Viewfinder's shared decode follows).
+    static func lowres(_ size: CaptureDevice.Dimensions, _ output: CaptureDevice.Dimensions) -> Int {
+        var level = 0
+        while level < 3 {
+            let next = 1 << (level + 1)
+            let (w, h) = ((size.pixelWidth + next - 1) / next, (size.pixelHeight + next - 1) / next)
+            guard w >= output.pixelWidth, h >= output.pixelHeight else { break }
+            level += 1
+        }
+        return level
+    }
+
     enum Capacity {
         /// CPU-ms per frame of decoding the cameras' JPEG frames and nothing else, on one thread:
         /// TurboJPEG to planar Y'CbCr (the floor every contender's decode sits on), and
         /// Viewfinder's decoder to full-range NV12 (its decode and layout change, without a
         /// camera, session or delivery). About `seconds` of each.
-        static func decodeFloors(_ size: CaptureDevice.Dimensions, seconds: Double) throws -> (
+        static func decodeFloors(_ size: CaptureDevice.Dimensions, seconds: Double, scale: Int = 1) throws -> (
             turbo: Double, viewfinder: Double
         ) {
             let jpegs = try MJPEGBenchmarks.frames(size)
             let contenders = [
-                try MJPEGBenchmarks.turboJPEG(jpegs, size, bgra: false),
-                try MJPEGBenchmarks.viewfinder(jpegs, size, .nv12FullRange, threads: 1),
+                try MJPEGBenchmarks.turboJPEG(jpegs, size, bgra: false, scale: scale),
+                try MJPEGBenchmarks.viewfinder(jpegs, size, .nv12FullRange, threads: 1, scale: scale),
             ]
             var figures: [Double] = []
             for contender in contenders {
@@ -668,11 +758,45 @@ extension CapacityWorker {
             return (figures[0], figures[1])
         }
 
+        /// The decode floors at 1/1, 1/2 and 1/4, interleaved (`repeats` rounds, the order rotated):
+        /// what a scaled decode saves, measured in one run.
+        static func floors(_ options: Options) throws -> [BenchmarkResult] {
+            let size = options.sizes[0]
+            let scales = [1, 2, 4]
+            var figures: [Int: [(turbo: Double, viewfinder: Double)]] = [:]
+            for round in 0..<options.repeats {
+                for index in Measure.order(repeat: round, count: scales.count) {
+                    let scale = scales[index]
+                    let floor = try decodeFloors(size, seconds: options.window, scale: scale)
+                    figures[scale, default: []].append(floor)
+                    progress(
+                        "    floor 1/\(scale): TurboJPEG \(format(floor.turbo, 2)) ms, Viewfinder \(format(floor.viewfinder, 2)) ms"
+                    )
+                }
+            }
+            let whole = Measure.median(figures[1]!.map(\.turbo))
+            return scales.map { scale in
+                let list = figures[scale]!
+                let turbo = Measure.median(list.map(\.turbo))
+                let viewfinder = Measure.median(list.map(\.viewfinder))
+                var row = BenchmarkResult(
+                    name: "capacity/decode-floor/\(size)/1-\(scale)", group: "capacity", width: size.pixelWidth,
+                    height: size.pixelHeight, fpsMin: 0, fpsMedian: 1000 / turbo, gbPerS: 0, floor: 0, ratioToFloor: 0)
+                row.engine = "turbojpeg"
+                row.cpuMsPerFrame = turbo
+                row.note =
+                    "TurboJPEG to planes at 1/\(scale), one thread: \(format(turbo, 2)) CPU-ms (\(format(turbo / whole, 2))× the whole decode); Viewfinder's decoder to NV12 at 1/\(scale): \(format(viewfinder, 2)) ms; \(list.count) interleaved rounds"
+                return row
+            }
+        }
+
         static func measure(_ options: Options) throws -> [BenchmarkResult] {
             let size = options.sizes[0]
             let cameras = try Cameras(count: options.counts.max() ?? 1, sizes: [size])
             let floorSeconds = options.window >= 1 ? 1.0 : 0.1
-            let floorsBefore = try decodeFloors(size, seconds: floorSeconds)
+            let scale = options.outputSize.map { 1 << CapacityWorker.lowres(size, $0) } ?? 1
+            let label = options.outputSize.map { "\(size)-to-\($0)" } ?? "\(size)"
+            let floorsBefore = try decodeFloors(size, seconds: floorSeconds, scale: scale)
             let contenders = Contender.allCases
             let start = Measure.now()
             var results: [BenchmarkResult] = []
@@ -709,7 +833,7 @@ extension CapacityWorker {
                 for contender in contenders {
                     var row = BenchmarkResult(
                         name:
-                            "capacity/mjpeg-nv12/\(size)@\(CapacityBenchmarks.rate)/\(count)-cameras/\(contender.rawValue)",
+                            "capacity/mjpeg-nv12/\(label)@\(CapacityBenchmarks.rate)/\(count)-cameras/\(contender.rawValue)",
                         group: "capacity", width: size.pixelWidth, height: size.pixelHeight, fpsMin: 0, fpsMedian: 0,
                         gbPerS: 0,
                         floor: 0, ratioToFloor: 0)
@@ -747,7 +871,7 @@ extension CapacityWorker {
                 }
                 previousAllDropped = allDropped
             }
-            let floorsAfter = try decodeFloors(size, seconds: floorSeconds)
+            let floorsAfter = try decodeFloors(size, seconds: floorSeconds, scale: scale)
             let turbo = (floorsBefore.turbo + floorsAfter.turbo) / 2
             let decoder = (floorsBefore.viewfinder + floorsAfter.viewfinder) / 2
             let cores = ProcessInfo.processInfo.activeProcessorCount
@@ -760,7 +884,7 @@ extension CapacityWorker {
             }
             // The headline row.
             var summary = BenchmarkResult(
-                name: "capacity/mjpeg-nv12/\(size)@\(CapacityBenchmarks.rate)/carries", group: "capacity",
+                name: "capacity/mjpeg-nv12/\(label)@\(CapacityBenchmarks.rate)/carries", group: "capacity",
                 width: size.pixelWidth, height: size.pixelHeight, fpsMin: 0, fpsMedian: 0, gbPerS: 0, floor: 0,
                 ratioToFloor: 0)
             summary.engine = "summary"
@@ -775,7 +899,7 @@ extension CapacityWorker {
             let ratio = better > 0 ? format(Double(ours) / Double(better), 2) : "–"
             summary.cameras = ours
             summary.note =
-                "largest N with a window of no frame dropped (of N = \(tried.map(String.init).joined(separator: ", ")); stopped at \(stopReason)): viewfinder \(carries(.viewfinder)), gstreamer \(carries(.gstreamer)), ffmpeg \(carries(.ffmpeg)); viewfinder ÷ better peer \(ratio) (goal ≥ 1.5). Why: decoding one frame with TurboJPEG alone (one thread, to planar 4:2:2) takes \(format(turbo, 2)) CPU-ms (Viewfinder's decoder to NV12 alone \(format(decoder, 2)) ms; before/after the run \(format(floorsBefore.turbo, 2))/\(format(floorsAfter.turbo, 2)) ms), so \(cores) cores decode at most \(format(ceiling)) cameras at \(CapacityBenchmarks.rate) fps with nothing else running; CPU per frame where each carried most: viewfinder \(overFloor(.viewfinder)), gstreamer \(overFloor(.gstreamer)), ffmpeg \(overFloor(.ffmpeg)) the floor"
+                "largest N with a window of no frame dropped (of N = \(tried.map(String.init).joined(separator: ", ")); stopped at \(stopReason)): viewfinder \(carries(.viewfinder)), gstreamer \(carries(.gstreamer)), ffmpeg \(carries(.ffmpeg)); viewfinder ÷ better peer \(ratio) (goal ≥ 1.5). Why: decoding one frame with TurboJPEG alone (one thread, to planar 4:2:2\(scale > 1 ? ", at 1/\(scale) scale" : "")) takes \(format(turbo, 2)) CPU-ms (Viewfinder's decoder to NV12 alone \(format(decoder, 2)) ms; before/after the run \(format(floorsBefore.turbo, 2))/\(format(floorsAfter.turbo, 2)) ms), so \(cores) cores decode at most \(format(ceiling)) cameras at \(CapacityBenchmarks.rate) fps with nothing else running; CPU per frame where each carried most: viewfinder \(overFloor(.viewfinder)), gstreamer \(overFloor(.gstreamer)), ffmpeg \(overFloor(.ffmpeg)) the floor"
             results.append(summary)
             progress("    \(summary.note!)")
             return results
@@ -794,9 +918,13 @@ extension CapacityWorker {
             var preset: String
             /// What the cameras deliver.
             var camera: PixelFormat
+            /// Whether the device's outputs share one decode (off: each output decodes for itself,
+            /// as before the shared decode, for an A/B in one run).
+            var sharesDecode = true
 
             var name: String {
                 "capacity/recording/2x\(size)@\(CapacityBenchmarks.rate)/\(camera == .mjpeg ? "mjpeg" : "yuyv")-camera-\(label)"
+                    + (sharesDecode ? "" : "-unshared")
             }
         }
 
@@ -809,7 +937,19 @@ extension CapacityWorker {
             var variants = [
                 Variant(label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .yuyv)
             ]
-            if options.sizes.count > 1 {
+            if options.recordingCameras == "mjpeg" {
+                // The Motion-JPEG cameras only, each variant `repeats` times (interleaved).
+                // Each with the shared decode and without it (every output decoding for itself),
+                // alternated, the order reversed every other repeat.
+                var unshared = Variant(
+                    label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .mjpeg)
+                unshared.sharesDecode = false
+                let pair = [
+                    Variant(label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .mjpeg),
+                    unshared,
+                ]
+                variants = (0..<options.repeats).flatMap { $0 % 2 == 0 ? pair : pair.reversed() }
+            } else if options.sizes.count > 1 {
                 variants.append(
                     Variant(label: "h264-ultrafast", size: large, codec: .h264, preset: "ultrafast", camera: .yuyv))
                 for size in options.sizes.dropFirst() {
@@ -856,6 +996,8 @@ extension CapacityWorker {
                 device.unlockForConfiguration()
             }
             let center = NotificationCenter()
+            DeviceFrameDecoder.sharingEnabled.store(variant.sharesDecode, ordering: .relaxed)
+            defer { DeviceFrameDecoder.sharingEnabled.store(true, ordering: .relaxed) }
             let session = CaptureMultiCamSession(notificationCenter: center)
             session.sessionPreset = .inputPriority
             var movies: [CaptureMovieFileOutput] = []
@@ -944,7 +1086,8 @@ extension CapacityWorker {
             row.dropped = movieDrops + lost
             row.frames = recorded.reduce(0, +)
             row.note =
-                "\(realTime ? "real time" : "NOT real time"): recorded \(recorded.map(String.init).joined(separator: " + ")) of \(due) frames due per camera in \(format(stopAt - t0)) s (\(recordedFps.map { format($0) }.joined(separator: " / ")) fps), movie outputs dropped \(movieDrops), cameras lost \(lost), files finished \(format(drain, 2)) s after stopRecording; data outputs beside delivered \(dataFrames.map(String.init).joined(separator: " + ")) NV12 frames; one CaptureMultiCamSession (hardwareCost \(format(Double(session.hardwareCost), 2)), systemPressureCost \(format(Double(session.systemPressureCost), 2)))"
+                (variant.sharesDecode ? "" : "each output decoding for itself (shared decode off): ")
+                + "\(realTime ? "real time" : "NOT real time"): recorded \(recorded.map(String.init).joined(separator: " + ")) of \(due) frames due per camera in \(format(stopAt - t0)) s (\(recordedFps.map { format($0) }.joined(separator: " / ")) fps), movie outputs dropped \(movieDrops), cameras lost \(lost), files finished \(format(drain, 2)) s after stopRecording; data outputs beside delivered \(dataFrames.map(String.init).joined(separator: " + ")) NV12 frames; one CaptureMultiCamSession (hardwareCost \(format(Double(session.hardwareCost), 2)), systemPressureCost \(format(Double(session.systemPressureCost), 2)))"
             progress("    2 × \(variant.size) \(variant.label): \(row.note!), CPU/wall \(format(row.cpuPerWall, 2))")
             return row
         }

@@ -156,14 +156,16 @@ enum MJPEGBenchmarks {
 
     /// Viewfinder's decoder into pooled buffers, on `threads` threads with a decoder each, frames
     /// split between them (what the output's decode lanes do).
-    static func viewfinder(_ jpegs: [[UInt8]], _ size: CaptureDevice.Dimensions, _ format: PixelFormat, threads: Int)
-        throws -> Contender
-    {
+    static func viewfinder(
+        _ jpegs: [[UInt8]], _ size: CaptureDevice.Dimensions, _ format: PixelFormat, threads: Int, scale: Int = 1
+    ) throws -> Contender {
         let decoders = try (0..<threads).map { _ in
-            try JPEGDecoder(width: size.pixelWidth, height: size.pixelHeight, pixelFormat: format)
+            try JPEGDecoder(
+                width: size.pixelWidth, height: size.pixelHeight, pixelFormat: format, scaleDenominator: scale)
         }
         let pool = try PixelBufferPool(
-            pixelFormat: format, width: size.pixelWidth, height: size.pixelHeight, capacity: 2 * threads)
+            pixelFormat: format, width: decoders[0].outputWidth, height: decoders[0].outputHeight,
+            capacity: 2 * threads)
         let failures = Atomic<Int>(0)
         return Contender(name: threads == 1 ? "viewfinder 1 core" : "viewfinder 2 lanes", threads: threads) {
             frames in
@@ -188,11 +190,16 @@ enum MJPEGBenchmarks {
     }
 
     /// TurboJPEG alone, one core: to planar Y'CbCr (`tjDecompressToYUVPlanes`), or straight to
-    /// BGRA (`tjDecompress2`).
-    static func turboJPEG(_ jpegs: [[UInt8]], _ size: CaptureDevice.Dimensions, bgra: Bool) throws -> Contender {
+    /// BGRA (`tjDecompress2`); at 1/`scale` of the size (TurboJPEG's scaling factors) when `scale`
+    /// is 2, 4 or 8.
+    static func turboJPEG(_ jpegs: [[UInt8]], _ size: CaptureDevice.Dimensions, bgra: Bool, scale: Int = 1) throws
+        -> Contender
+    {
         guard let handle = tjInitDecompress() else { throw CaptureError(.systemError, "tjInitDecompress failed") }
-        let (w, h) = (size.pixelWidth, size.pixelHeight)
-        let planes = [w * h, (w / 2) * h, (w / 2) * h].map { UnsafeMutablePointer<UInt8>.allocate(capacity: $0) }
+        let (w, h) = ((size.pixelWidth + scale - 1) / scale, (size.pixelHeight + scale - 1) / scale)
+        let planes = [w * h, ((w + 1) / 2) * h, ((w + 1) / 2) * h].map {
+            UnsafeMutablePointer<UInt8>.allocate(capacity: $0)
+        }
         let argb = UnsafeMutablePointer<UInt8>.allocate(capacity: w * h * 4)
         final class Keep: @unchecked Sendable {  // unchecked: used by one thread at a time.
             let handle: tjhandle
@@ -209,7 +216,8 @@ enum MJPEGBenchmarks {
         }
         let keep = Keep(handle, planes, argb)
         let flags = TJFLAG_ACCURATEDCT
-        return Contender(name: bgra ? "turbojpeg → BGRA" : "turbojpeg → planes", threads: 1) { frames in
+        let name = (bgra ? "turbojpeg → BGRA" : "turbojpeg → planes") + (scale > 1 ? " at 1/\(scale)" : "")
+        return Contender(name: name, threads: 1) { frames in
             let cpu0 = cpuSeconds()
             let t0 = Measure.now()
             for index in 0..<frames {
@@ -221,7 +229,7 @@ enum MJPEGBenchmarks {
                             Int32(h), Int32(TJPF_BGRA.rawValue), flags)
                     }
                     var pointers: [UnsafeMutablePointer<UInt8>?] = keep.planes
-                    var strides: [Int32] = [Int32(w), Int32(w / 2), Int32(w / 2)]
+                    var strides: [Int32] = [Int32(w), Int32((w + 1) / 2), Int32((w + 1) / 2)]
                     return tjDecompressToYUVPlanes(
                         keep.handle, bytes.baseAddress, UInt(bytes.count), &pointers, Int32(w), &strides, Int32(h),
                         flags)

@@ -117,7 +117,11 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         package var acceptedMediaTypes: [MediaType] { [.video] }
         package var initialSettings: Settings { Settings() }
         /// Asks nothing of the camera: it reads whatever format the session negotiates.
-        package func request(for settings: Settings) -> OutputRequest { OutputRequest() }
+        package func request(for settings: Settings) -> OutputRequest {
+            var request = OutputRequest()
+            request.sharesDecode = false
+            return request
+        }
 
         /// The name drops of frames that could not be read are counted under.
         static let dropName = "metadata detector"

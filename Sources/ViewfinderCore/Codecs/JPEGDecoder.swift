@@ -106,6 +106,22 @@ public final class JPEGDecoder: @unchecked Sendable {
     public let height: Int
     /// The format frames are decoded into.
     public let pixelFormat: PixelFormat
+    /// The decoder's scale: 1 decodes whole frames; 2, 4 or 8 decode at 1/2, 1/4 or 1/8 of the
+    /// size in the DCT domain (libjpeg-turbo's scaling factors: less inverse-transform and colour
+    /// work, the same entropy decoding), into buffers of ``outputWidth`` × ``outputHeight``.
+    package let scaleDenominator: Int
+    /// The width of decoded images: ``width`` divided by ``scaleDenominator``, rounded up.
+    package var outputWidth: Int { Self.scaled(width, by: scaleDenominator) }
+    /// The height of decoded images: ``height`` divided by ``scaleDenominator``, rounded up.
+    package var outputHeight: Int { Self.scaled(height, by: scaleDenominator) }
+
+    /// The scale denominators a decoder takes (TurboJPEG's factors 1/1, 1/2, 1/4, 1/8).
+    package static let scaleDenominators = [1, 2, 4, 8]
+
+    /// `dimension` decoded at 1/`denominator` (TurboJPEG's `TJSCALED`: rounded up).
+    package static func scaled(_ dimension: Int, by denominator: Int) -> Int {
+        (dimension + denominator - 1) / denominator
+    }
 
     /// BGRA through planes and libyuv (`J422ToARGB` …), the default; `false` uses `tjDecompress2`
     /// straight to BGRA (smoother chroma upsampling, about 8 % more CPU at 1080p 4:2:2).
@@ -132,28 +148,50 @@ public final class JPEGDecoder: @unchecked Sendable {
     /// A decoder of `width` × `height` frames into `pixelFormat` (one of
     /// ``supportedPixelFormats``).
     public init(width: Int, height: Int, pixelFormat: PixelFormat) throws(CaptureError) {
+        (handle, rows) = try Self.makeDecompressors(width: width, height: height, pixelFormat: pixelFormat)
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        scaleDenominator = 1
+    }
+
+    /// A decoder of `width` × `height` frames into `pixelFormat` at 1/`scaleDenominator` of their
+    /// size (1, 2, 4 or 8; see ``scaleDenominator``).
+    package init(width: Int, height: Int, pixelFormat: PixelFormat, scaleDenominator: Int) throws(CaptureError) {
+        guard Self.scaleDenominators.contains(scaleDenominator) else {
+            throw CaptureError(
+                .invalidArgument,
+                "a JPEG decoder scales by 1/1, 1/2, 1/4 or 1/8, not 1/\(scaleDenominator): choose one of those")
+        }
+        (handle, rows) = try Self.makeDecompressors(width: width, height: height, pixelFormat: pixelFormat)
+        self.width = width
+        self.height = height
+        self.pixelFormat = pixelFormat
+        self.scaleDenominator = scaleDenominator
+    }
+
+    /// Checks a decoder's size and format and makes its TurboJPEG and libjpeg decompressors.
+    private static func makeDecompressors(
+        width: Int, height: Int, pixelFormat: PixelFormat
+    ) throws(CaptureError) -> (tjhandle, OpaquePointer) {
         guard width > 0, height > 0, width <= 32767, height <= 32767 else {
             throw CaptureError(
                 .invalidArgument, "a JPEG decoder needs a size of 1 to 32767 pixels, got \(width)x\(height)")
         }
-        guard Self.supportedPixelFormats.contains(pixelFormat) else {
+        guard supportedPixelFormats.contains(pixelFormat) else {
             throw CaptureError(
                 .unsupportedPixelFormat,
-                "JPEG frames decode to \(Self.supportedPixelFormats.map(\.name).joined(separator: ", ")), not \(pixelFormat)"
+                "JPEG frames decode to \(supportedPixelFormats.map(\.name).joined(separator: ", ")), not \(pixelFormat)"
             )
         }
         guard let handle = tjInitDecompress() else {
-            throw CaptureError(.systemError, "could not create a TurboJPEG decompressor: \(Self.lastError(nil))")
+            throw CaptureError(.systemError, "could not create a TurboJPEG decompressor: \(lastError(nil))")
         }
         guard let rows = vf_jpeg_create() else {
             tjDestroy(handle)
             throw CaptureError(.systemError, "could not create a libjpeg decompressor (out of memory)")
         }
-        self.rows = rows
-        self.width = width
-        self.height = height
-        self.pixelFormat = pixelFormat
-        self.handle = handle
+        return (handle, rows)
     }
 
     deinit {
@@ -291,13 +329,16 @@ public final class JPEGDecoder: @unchecked Sendable {
     }
 
     private func decodeComplete(_ frame: UnsafeRawBufferPointer, into destination: PixelBuffer) throws(CaptureError) {
-        guard destination.pixelFormat == pixelFormat, destination.width == width, destination.height == height else {
+        guard destination.pixelFormat == pixelFormat, destination.width == outputWidth,
+            destination.height == outputHeight
+        else {
             throw CaptureError(
                 .invalidArgument,
-                "a \(width)x\(height) \(pixelFormat) JPEG decoder cannot fill a \(destination.width)x\(destination.height) \(destination.pixelFormat) buffer"
+                "a \(outputWidth)x\(outputHeight) \(pixelFormat) JPEG decoder cannot fill a \(destination.width)x\(destination.height) \(destination.pixelFormat) buffer"
             )
         }
-        if decodesByRows && (pixelFormat != .bgra || decodesBGRAThroughPlanes) {
+        // The row-group path decodes whole frames; a scaled decode goes through TurboJPEG's planes.
+        if decodesByRows && scaleDenominator == 1 && (pixelFormat != .bgra || decodesBGRAThroughPlanes) {
             if try decodeByRows(frame, into: destination) { return }
         }
         let header = try readHeader(frame)
@@ -305,7 +346,8 @@ public final class JPEGDecoder: @unchecked Sendable {
         if pixelFormat == .bgra && !decodesBGRAThroughPlanes {
             let status = tjDecompress2(
                 handle, source, UInt(frame.count), destination.baseAddress.assumingMemoryBound(to: UInt8.self),
-                Int32(width), Int32(destination.bytesPerRow), Int32(height), Int32(TJPF_BGRA.rawValue), Self.flags)
+                Int32(outputWidth), Int32(destination.bytesPerRow), Int32(outputHeight), Int32(TJPF_BGRA.rawValue),
+                Self.flags)
             try check(status, frameBytes: frame.count)
             return
         }
@@ -336,48 +378,72 @@ public final class JPEGDecoder: @unchecked Sendable {
         var height: Int
     }
 
+    /// Decodes through TurboJPEG's whole-frame planes (the layouts the row path does not take, and
+    /// every scaled decode), then merges, subsamples or converts the chroma into `destination`.
+    /// Allocates nothing once the scratch block has grown to the layout (no arrays: the plane
+    /// pointers live on the stack, 4:2:2 chroma halves by row-pair averaging, not libyuv's scaler,
+    /// which mallocs a row per call).
     private func decodeThroughPlanes(
         _ source: UnsafePointer<UInt8>, count: Int, header: JPEGHeader, into destination: PixelBuffer
     ) throws(CaptureError) {
+        // The decoded image's geometry (TurboJPEG scales when it is smaller than the frame).
+        let (width, height) = (outputWidth, outputHeight)
         let sampling = header.subsampling.turboJPEG
         let componentCount = header.subsampling == .gray ? 1 : 3
-        var sizes: [(width: Int, height: Int)] = []
-        for component in 0..<componentCount {
+        func planeSize(_ component: Int) throws(CaptureError) -> (width: Int, height: Int) {
+            guard component < componentCount else { return (0, 0) }
             var pw: Int32 = 0
             var ph: Int32 = 0
             guard vf_tj_plane_size(Int32(component), Int32(width), Int32(height), sampling, &pw, &ph) == 0 else {
                 throw CaptureError(
                     .conversionFailed, "TurboJPEG has no plane geometry for a \(header.subsampling) frame")
             }
-            sizes.append((Int(pw), Int(ph)))
+            return (Int(pw), Int(ph))
         }
+        let luma = try planeSize(0)
+        let chroma = try planeSize(1)
         let isYUV = pixelFormat != .bgra
         let halfWidth = (width + 1) / 2
         let halfHeight = (height + 1) / 2
         // Luma goes straight into the destination when TurboJPEG's plane is exactly the image.
-        let lumaDirect = isYUV && sizes[0].width == width && sizes[0].height == height
+        let lumaDirect = isYUV && luma.width == width && luma.height == height
         // I420 takes the chroma planes straight too when they already have its geometry.
         let chromaDirect =
-            pixelFormat == .i420 && componentCount == 3 && sizes[1].width == halfWidth && sizes[1].height == halfHeight
+            pixelFormat == .i420 && componentCount == 3 && chroma.width == halfWidth && chroma.height == halfHeight
         let needsResample =
-            componentCount == 3 && isYUV && (sizes[1].width != halfWidth || sizes[1].height != halfHeight)
-        var regions: [Int] = [
-            lumaDirect ? 0 : sizes[0].width * sizes[0].height,
-            chromaDirect || componentCount == 1 ? 0 : sizes[1].width * sizes[1].height,
-            chromaDirect || componentCount == 1 ? 0 : sizes[2].width * sizes[2].height,
-        ]
-        if needsResample { regions += [halfWidth * halfHeight, halfWidth * halfHeight] }
+            componentCount == 3 && isYUV && (chroma.width != halfWidth || chroma.height != halfHeight)
+        // 4:2:2 (chroma at half width, whole height) halves its rows by averaging pairs.
+        let pairsRows = needsResample && chroma.width == halfWidth && chroma.height == height
         // BGRA from 4:4:0 or 4:1:1 goes through chroma resampled to 4:4:4.
         let bgraResample = !isYUV && (header.subsampling == .yuv440 || header.subsampling == .yuv411)
-        if bgraResample { regions += [0, 0, width * height, width * height] }
-        let pointers = reserveScratch(regions)
+        // Scratch regions, 64-byte aligned; chroma planes get a spare row (an odd height's last
+        // row pairs with a copy of itself).
+        let lumaBytes = lumaDirect ? 0 : luma.width * luma.height
+        let chromaBytes = chromaDirect || componentCount == 1 ? 0 : chroma.width * (chroma.height + 1)
+        let halfBytes = needsResample ? halfWidth * halfHeight : 0
+        let fullBytes = bgraResample ? width * height : 0
+        func rounded(_ bytes: Int) -> Int { (bytes + 63) & ~63 }
+        ensureScratch(
+            max(64, rounded(lumaBytes) + 2 * rounded(chromaBytes) + 2 * rounded(halfBytes) + 2 * rounded(fullBytes)))
+        var next = scratch!
+        func carve(_ bytes: Int) -> UnsafeMutablePointer<UInt8> {
+            defer { next += rounded(bytes) }
+            return next
+        }
+        let scratchY = carve(lumaBytes)
+        let scratchU = carve(chromaBytes)
+        let scratchV = carve(chromaBytes)
+        let halfU = carve(halfBytes)
+        let halfV = carve(halfBytes)
+        let fullU = carve(fullBytes)
+        let fullV = carve(fullBytes)
 
         let y =
             lumaDirect
             ? Plane(
                 base: destination.baseAddress(ofPlane: 0).assumingMemoryBound(to: UInt8.self),
                 stride: destination.bytesPerRow(ofPlane: 0), width: width, height: height)
-            : Plane(base: pointers[0], stride: sizes[0].width, width: sizes[0].width, height: sizes[0].height)
+            : Plane(base: scratchY, stride: luma.width, width: luma.width, height: luma.height)
         var u = y
         var v = y
         if componentCount == 3 {
@@ -389,15 +455,19 @@ public final class JPEGDecoder: @unchecked Sendable {
                     base: destination.baseAddress(ofPlane: 2).assumingMemoryBound(to: UInt8.self),
                     stride: destination.bytesPerRow(ofPlane: 2), width: halfWidth, height: halfHeight)
             } else {
-                u = Plane(base: pointers[1], stride: sizes[1].width, width: sizes[1].width, height: sizes[1].height)
-                v = Plane(base: pointers[2], stride: sizes[2].width, width: sizes[2].width, height: sizes[2].height)
+                u = Plane(base: scratchU, stride: chroma.width, width: chroma.width, height: chroma.height)
+                v = Plane(base: scratchV, stride: chroma.width, width: chroma.width, height: chroma.height)
             }
         }
-        var planes: [UnsafeMutablePointer<UInt8>?] = [y.base, u.base, v.base]
-        var strides: [Int32] = [Int32(y.stride), Int32(u.stride), Int32(v.stride)]
-        let status = planes.withUnsafeMutableBufferPointer { planes in
-            strides.withUnsafeMutableBufferPointer { strides in
-                tjDecompressToYUVPlanes(
+        let status = withUnsafeTemporaryAllocation(of: UnsafeMutablePointer<UInt8>?.self, capacity: 3) { planes in
+            withUnsafeTemporaryAllocation(of: Int32.self, capacity: 3) { strides in
+                planes[0] = y.base
+                planes[1] = u.base
+                planes[2] = v.base
+                strides[0] = Int32(y.stride)
+                strides[1] = Int32(u.stride)
+                strides[2] = Int32(v.stride)
+                return tjDecompressToYUVPlanes(
                     handle, source, UInt(count), planes.baseAddress, Int32(width), strides.baseAddress, Int32(height),
                     Self.flags)
             }
@@ -405,19 +475,31 @@ public final class JPEGDecoder: @unchecked Sendable {
         try check(status, frameBytes: count)
 
         if pixelFormat == .bgra {
-            let full = bgraResample ? (pointers[5], pointers[6]) : nil
+            let full = bgraResample ? (fullU, fullV) : nil
             try toBGRA(y: y, u: u, v: v, subsampling: header.subsampling, fullChroma: full, into: destination)
             return
         }
         // Chroma at 4:2:0 geometry.
         if needsResample {
-            let su = Plane(base: pointers[3], stride: halfWidth, width: halfWidth, height: halfHeight)
-            let sv = Plane(base: pointers[4], stride: halfWidth, width: halfWidth, height: halfHeight)
-            for (from, to) in [(u, su), (v, sv)] {
-                ScalePlane(
-                    from.base, Int32(from.stride), Int32(from.width), Int32(from.height), to.base, Int32(to.stride),
-                    Int32(to.width), Int32(to.height), kFilterBilinear)
+            let su = Plane(base: halfU, stride: halfWidth, width: halfWidth, height: halfHeight)
+            let sv = Plane(base: halfV, stride: halfWidth, width: halfWidth, height: halfHeight)
+            func resample(_ from: Plane, _ to: Plane) {
+                if pairsRows {
+                    if from.height % 2 == 1 {
+                        (from.base + from.height * from.stride).update(
+                            from: from.base + (from.height - 1) * from.stride, count: from.stride)
+                    }
+                    InterpolatePlane(
+                        from.base, Int32(2 * from.stride), from.base + from.stride, Int32(2 * from.stride), to.base,
+                        Int32(to.stride), Int32(to.width), Int32(to.height), 128)
+                } else {
+                    ScalePlane(
+                        from.base, Int32(from.stride), Int32(from.width), Int32(from.height), to.base,
+                        Int32(to.stride), Int32(to.width), Int32(to.height), kFilterBilinear)
+                }
             }
+            resample(u, su)
+            resample(v, sv)
             u = su
             v = sv
         }
@@ -444,7 +526,7 @@ public final class JPEGDecoder: @unchecked Sendable {
                 }
             }
         case .i420:
-            for (index, plane) in [(1, u), (2, v)] {
+            func fill(_ index: Int, from plane: Plane) {
                 let to = destination.baseAddress(ofPlane: index).assumingMemoryBound(to: UInt8.self)
                 let toStride = destination.bytesPerRow(ofPlane: index)
                 if componentCount == 1 {
@@ -453,6 +535,8 @@ public final class JPEGDecoder: @unchecked Sendable {
                     RangeTable.apply(.compressChroma, plane.base, plane.stride, to, toStride, halfWidth, halfHeight)
                 }
             }
+            fill(1, from: u)
+            fill(2, from: v)
         default:
             break
         }
@@ -465,7 +549,7 @@ public final class JPEGDecoder: @unchecked Sendable {
     ) throws(CaptureError) {
         let argb = destination.baseAddress.assumingMemoryBound(to: UInt8.self)
         let stride = Int32(destination.bytesPerRow)
-        let (w, h) = (Int32(width), Int32(height))
+        let (w, h) = (Int32(outputWidth), Int32(outputHeight))
         let (sy, su, sv) = (Int32(y.stride), Int32(u.stride), Int32(v.stride))
         let status: Int32
         switch subsampling {
@@ -656,21 +740,6 @@ public final class JPEGDecoder: @unchecked Sendable {
     }
 
     // MARK: - Scratch
-
-    /// Carves 64-byte aligned regions of the given sizes from the scratch block, growing it if
-    /// needed (only the first time a layout is seen).
-    private func reserveScratch(_ sizes: [Int]) -> [UnsafeMutablePointer<UInt8>] {
-        let rounded = sizes.map { ($0 + 63) & ~63 }
-        ensureScratch(max(64, rounded.reduce(0, +)))
-        var offset = 0
-        var result: [UnsafeMutablePointer<UInt8>] = []
-        result.reserveCapacity(rounded.count)
-        for size in rounded {
-            result.append(scratch! + offset)
-            offset += size
-        }
-        return result
-    }
 
     private func ensureScratch(_ bytes: Int) {
         guard bytes > scratchBytes else { return }

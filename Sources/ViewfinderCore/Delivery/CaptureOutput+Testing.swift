@@ -40,3 +40,17 @@ extension CaptureStillImageOutput {
     @discardableResult
     package func waitUntilIdle(timeout: Double) -> Bool { pipeline.waitUntilIdle(core, timeout: timeout) }
 }
+
+extension CaptureDevice {
+    /// What the device's shared Motion-JPEG decode has done since its stream started (decodes,
+    /// images shared, scaled decodes), while a session streams it; `nil` for a raw format or a
+    /// device not streaming. Tests and benchmarks read it to see each frame decoded once.
+    package var sharedDecodeStatistics: DeviceFrameDecoder.Statistics? {
+        SharedDeviceStream.stream(on: self)?.frameDecoder?.statistics
+    }
+
+    /// The shared decode the session planned for the device's outputs, while it streams.
+    package var sharedDecodePlan: SharedDecodePlan? {
+        SharedDeviceStream.stream(on: self)?.frameDecoder?.currentPlan
+    }
+}

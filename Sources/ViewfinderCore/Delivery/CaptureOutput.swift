@@ -206,6 +206,10 @@ public struct OutputRequest: Sendable {
     public var processorFormats: [PixelFormat] = []
     /// The PCM layout wanted from a microphone; `nil` (video outputs) for whatever it captures.
     public var audioSettings: AudioSettings?
+    /// Whether the output's format and size shape a Motion-JPEG device's one shared decode
+    /// (``SharedDecodePlan``); `false` for outputs that ask nothing of the device (photo,
+    /// preview, metadata), which take the shared image when it is large enough.
+    package var sharesDecode = true
     /// Builds the output's stream for the negotiated format and frame duration from the settings
     /// this request was read from (captured, typed), without changing the output; throws when the
     /// output cannot run that way.

@@ -553,14 +553,17 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
             // The device's pixels of the sample handed over, held across the hop so that they can
             // be recycled once every other reference is gone (the product's, the job's).
             var image: PixelBuffer?
-            guard deliverNext(keeping: &image) else { return }
+            var decoded: DecodedFrame?
+            guard deliverNext(keeping: &image, decoded: &decoded) else { return }
             if let recycle { recycle(&handedProduct) } else { handedProduct = nil }
+            // The shared decode first: it may hold the last reference to a decoded image.
+            DeviceFrameDecoder.recycle(&decoded)
             PixelBuffer.recycle(&image)
         }
     }
 
     /// Takes the next event and runs it inside the callback queue; `false` when none is waiting.
-    private func deliverNext(keeping image: inout PixelBuffer?) -> Bool {
+    private func deliverNext(keeping image: inout PixelBuffer?, decoded: inout DecodedFrame?) -> Bool {
         let next: (Event, DispatchQueue, [StageJob])? = state.withLock { state in
             guard let queue = state.callbackQueue, var event = state.queue.popFirst() else {
                 state.drainScheduled = false
@@ -594,6 +597,7 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
             job = .drop(drop)
         case .sample(let accepted):
             image = accepted.sample.image
+            decoded = accepted.sample.decodedFrame
             job = stagedJob(for: accepted)
         }
         // A work item made once: `sync` with it allocates nothing, unlike a closure.

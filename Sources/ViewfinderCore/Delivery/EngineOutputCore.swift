@@ -109,7 +109,11 @@ extension OutputBody where Settings == Void {
     public var initialSettings: Void { () }
     /// A body with nothing to set asks nothing of the device: it takes what the other outputs'
     /// requests negotiate.
-    public func request(for settings: Void) -> OutputRequest { OutputRequest() }
+    public func request(for settings: Void) -> OutputRequest {
+        var request = OutputRequest()
+        request.sharesDecode = false
+        return request
+    }
 }
 
 extension OutputBody where Product == Void {

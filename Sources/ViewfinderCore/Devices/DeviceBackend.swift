@@ -31,6 +31,9 @@ public struct CapturedSample: Sendable {
     /// frames): the sequence number of the first skipped one, so they count as a gap. `nil`
     /// otherwise.
     public var streamStartSequenceNumber: UInt64?
+    /// A Motion-JPEG frame's decode, shared by every output it fans out to (set by the device's
+    /// ``SharedDeviceStream``; `nil` for raw frames and samples made outside a session).
+    package var decodedFrame: DecodedFrame?
 
     /// A video frame.
     public init(

@@ -42,7 +42,11 @@ package final class PreviewOutput: CaptureOutput, @unchecked Sendable {  // unch
         }
 
         /// The preview asks nothing of the device: it renders whatever the other outputs choose.
-        package func request(for settings: Settings) -> OutputRequest { OutputRequest() }
+        package func request(for settings: Settings) -> OutputRequest {
+            var request = OutputRequest()
+            request.sharesDecode = false
+            return request
+        }
 
         package func makeContext(
             format: CaptureDevice.Format, frameDuration: MediaTime, settings: Settings

@@ -7,7 +7,11 @@
 /// saves every later step work); again only where a processor does not take the current format;
 /// and at the end if a processor left another format than requested. A Motion-JPEG source is
 /// decoded straight to the first format wanted when the decoder makes it, else to the nearest it
-/// makes (``MJPEGDecodeStep/decodedFormat(for:)``), then converted.
+/// makes (``MJPEGDecodeStep/decodedFormat(for:)``), then converted. The decode is at the smallest
+/// TurboJPEG scale (1/2, 1/4, 1/8) still at least as large as the next step wants, so a 960x540
+/// chain on a 1080p camera decodes a quarter of the pixels. When the device's outputs share one
+/// decode (``SharedDecodePlan``, a session's) and its image is large enough, the chain starts from
+/// that image instead, and its ``cost`` leaves the decode out: the negotiator prices it once.
 ///
 /// Thread safety: a value type.
 package struct ChainPlan: Sendable {
@@ -51,6 +55,9 @@ package struct ChainPlan: Sendable {
 
     /// The steps, in order.
     package let steps: [Step]
+    /// The device's shared decode the plan starts from, when its decode step is that one (priced
+    /// once by the negotiator, not in ``cost``).
+    package let sharedDecode: SharedDecodePlan?
     /// The format delivered at the end.
     package let output: FrameFormat
 
@@ -63,9 +70,10 @@ package struct ChainPlan: Sendable {
     /// frame format).
     package init(
         device: FrameFormat, requestedFormat: PixelFormat?, requestedSize: CaptureDevice.Dimensions?,
-        stages: [Stage]
+        stages: [Stage], sharedDecode: SharedDecodePlan? = nil
     ) throws(CaptureError) {
         var steps: [Step] = []
+        var usesShared: SharedDecodePlan?
         var current = device
         let target = FrameFormat(
             pixelFormat: requestedFormat ?? ProcessorChain.nativeDelivery(of: device.pixelFormat),
@@ -101,9 +109,18 @@ package struct ChainPlan: Sendable {
                         "the device captures \(current.pixelFormat.name), which Viewfinder cannot decode: choose a raw format for the device (or a preset other than .inputPriority)"
                     )
                 }
-                let decoded = FrameFormat(
-                    pixelFormat: MJPEGDecodeStep.decodedFormat(for: format.pixelFormat), width: current.width,
-                    height: current.height)
+                let decoded: FrameFormat
+                if let sharedDecode, sharedDecode.camera == current, sharedDecode.serves(format) {
+                    decoded = sharedDecode.decoded
+                    usesShared = sharedDecode
+                } else {
+                    let denominator = SharedDecodePlan.scaleDenominator(
+                        for: current, fitting: format.width, format.height)
+                    decoded = FrameFormat(
+                        pixelFormat: MJPEGDecodeStep.decodedFormat(for: format.pixelFormat),
+                        width: JPEGDecoder.scaled(current.width, by: denominator),
+                        height: JPEGDecoder.scaled(current.height, by: denominator))
+                }
                 steps.append(.decode(from: current, to: decoded))
                 current = decoded
                 guard format != current else { return }
@@ -139,6 +156,7 @@ package struct ChainPlan: Sendable {
         }
         self.steps = steps
         self.output = current
+        self.sharedDecode = usesShared
     }
 
     /// What the plan costs per frame, as the decoder and the converter estimate their own steps
@@ -149,7 +167,12 @@ package struct ChainPlan: Sendable {
         for step in steps {
             switch step {
             case .decode(let from, let to):
-                total = total + MJPEGDecodeStep.estimatedCost(decoding: from.size, to: to.pixelFormat)
+                guard sharedDecode == nil else { continue }
+                let denominator = SharedDecodePlan.scaleDenominator(for: from, fitting: to.width, to.height)
+                total =
+                    total
+                    + MJPEGDecodeStep.estimatedCost(
+                        decoding: from.size, scaleDenominator: denominator, to: to.pixelFormat)
             case .convert(let from, let to):
                 guard
                     let cost = PixelConverter.estimatedDeliveryCost(

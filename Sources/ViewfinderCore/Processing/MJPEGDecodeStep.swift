@@ -38,6 +38,10 @@ package final class MJPEGDecodeStep: @unchecked Sendable {
 
     /// What the step makes.
     package let format: FrameFormat
+    /// The camera's frame size.
+    package let camera: CaptureDevice.Dimensions
+    /// The decode's scale: 1/`scaleDenominator` of the camera's size.
+    package let scaleDenominator: Int
     /// Where decoded frames go.
     package let pool: PixelBufferPool
     private let decoders: [JPEGDecoder]
@@ -45,13 +49,32 @@ package final class MJPEGDecodeStep: @unchecked Sendable {
     /// Frames each lane decoded (for tests of the two-core split).
     private let laneCounts: Mutex<[Int]>
 
-    /// A step decoding to `format` with `lanes` decoders (at least 1) and a pool of `capacity`.
-    package init(format: FrameFormat, lanes: Int, capacity: Int) throws(CaptureError) {
+    /// A step decoding frames of `camera`'s size (nil: `format`'s) to `format`, whose size is the
+    /// camera's or one of its scales (1/2, 1/4, 1/8: a scaled decode), with `lanes` decoders (at
+    /// least 1) and a pool of `capacity`.
+    package init(
+        camera: CaptureDevice.Dimensions? = nil, format: FrameFormat, lanes: Int, capacity: Int
+    ) throws(CaptureError) {
+        let camera = camera ?? format.size
+        guard
+            let denominator = JPEGDecoder.scaleDenominators.first(where: {
+                JPEGDecoder.scaled(camera.pixelWidth, by: $0) == format.width
+                    && JPEGDecoder.scaled(camera.pixelHeight, by: $0) == format.height
+            })
+        else {
+            throw CaptureError(
+                .invalidArgument,
+                "a \(camera) Motion-JPEG frame decodes at 1/1, 1/2, 1/4 or 1/8 of its size, not to \(format.size)")
+        }
         var decoders: [JPEGDecoder] = []
         for _ in 0..<max(1, lanes) {
             decoders.append(
-                try JPEGDecoder(width: format.width, height: format.height, pixelFormat: format.pixelFormat))
+                try JPEGDecoder(
+                    width: camera.pixelWidth, height: camera.pixelHeight, pixelFormat: format.pixelFormat,
+                    scaleDenominator: denominator))
         }
+        self.camera = camera
+        scaleDenominator = denominator
         self.decoders = decoders
         laneCounts = Mutex(Array(repeating: 0, count: decoders.count))
         self.format = format
@@ -68,6 +91,21 @@ package final class MJPEGDecodeStep: @unchecked Sendable {
 
     /// How many frames each lane has decoded (successfully or not).
     package var decodesPerLane: [Int] { laneCounts.withLock { $0 } }
+
+    /// Decodes `frame` (a ``PixelFormat/mjpeg`` buffer) with lane `lane`'s decoder (taken modulo
+    /// the lane count) into a buffer from the pool; or, when the frame carries the device's
+    /// shared decode (`shared`), takes the image it decodes once for every output (read-only:
+    /// other outputs see it too).
+    package func decode(_ frame: PixelBuffer, lane: Int, shared: DecodedFrame?) -> Result<PixelBuffer, Drop> {
+        if let shared, shared.device?.camera == camera {
+            let result = shared.decoded(frame, as: format)
+            if case .failure(let drop) = result, case .droppedByProcessor = drop.reason {
+                failureCount.add(1, ordering: .relaxed)
+            }
+            return result
+        }
+        return decode(frame, lane: lane)
+    }
 
     /// Decodes `frame` (a ``PixelFormat/mjpeg`` buffer) with lane `lane`'s decoder (taken modulo
     /// the lane count) into a buffer from the pool.
@@ -97,8 +135,26 @@ extension MJPEGDecodeStep {
     /// preferred; beyond planar Y'CbCr, a colour conversion (BGRA) or NV12's range mapping on top.
     package static func estimatedCost(decoding size: CaptureDevice.Dimensions, to decoded: PixelFormat) -> CostEstimate
     {
+        estimatedCost(decoding: size, scaleDenominator: 1, to: decoded)
+    }
+
+    /// The share of a whole-size decode's work that does not shrink with a scaled decode: reading
+    /// the entropy-coded data (Huffman decoding) is the same at any scale; the inverse transform
+    /// and writing the pixels shrink with the area. Measured on webcam-like 1080p frames (4:2:2,
+    /// quality 85, sensor noise; `capacity/decode-floor`): TurboJPEG's 1/2 decode costs 0.82× the
+    /// whole one, its 1/4 0.73×, so about three quarters is entropy decoding.
+    package static let entropyShare = 0.75
+
+    /// What decoding one frame of `size` at 1/`scaleDenominator` into `decoded` costs (see
+    /// ``estimatedCost(decoding:to:)``; a scaled decode saves the transform and output work of
+    /// the pixels it does not make).
+    package static func estimatedCost(
+        decoding size: CaptureDevice.Dimensions, scaleDenominator: Int, to decoded: PixelFormat
+    ) -> CostEstimate {
         let megapixels = Double(size.width * size.height) / 1e6
-        let decode = CostEstimate(work: costPerMegapixel * megapixels, preference: PixelConverter.colourChangeCost)
+        let areaShare = 1 / Double(scaleDenominator * scaleDenominator)
+        let work = costPerMegapixel * megapixels * (entropyShare + (1 - entropyShare) * areaShare)
+        let decode = CostEstimate(work: work, preference: PixelConverter.colourChangeCost)
         switch decoded {
         case .nv12FullRange, .i420: return decode
         case .bgra: return decode + CostEstimate(preference: PixelConverter.colourChangeCost)

@@ -47,16 +47,20 @@ package final class ProcessorChain: Sendable {
     /// format than requested.
     package init(
         deviceFormat: FrameFormat, requestedFormat: PixelFormat?, requestedSize: CaptureDevice.Dimensions?,
-        processors: [NamedProcessor], budget: Int, decoderLanes: Int = MJPEGDecodeStep.defaultLanes
+        processors: [NamedProcessor], budget: Int, decoderLanes: Int = MJPEGDecodeStep.defaultLanes,
+        sharedDecode: SharedDecodePlan? = SharedDecodePlan.current
     ) throws(CaptureError) {
         let plan = try ChainPlan(
             device: deviceFormat, requestedFormat: requestedFormat, requestedSize: requestedSize,
-            stages: processors.map(ChainPlan.Stage.init))
+            stages: processors.map(ChainPlan.Stage.init), sharedDecode: sharedDecode)
         var steps: [Step] = []
         for step in plan.steps {
             switch step {
-            case .decode(_, let decoded):
-                steps.append(.decode(try MJPEGDecodeStep(format: decoded, lanes: decoderLanes, capacity: budget)))
+            case .decode(let camera, let decoded):
+                steps.append(
+                    .decode(
+                        try MJPEGDecodeStep(
+                            camera: camera.size, format: decoded, lanes: decoderLanes, capacity: budget)))
             case .convert(let from, let to):
                 steps.append(
                     .convert(
@@ -134,11 +138,12 @@ package final class ProcessorChain: Sendable {
             switch step {
             case .decode(let decode):
                 guard image.pixelFormat == .mjpeg else { continue }
-                switch decode.decode(image, lane: 0) {
+                switch decode.decode(image, lane: 0, shared: frame.decodedFrame) {
                 case .success(let decoded): advance(to: decoded)
                 case .failure(let reason): return .drop(reason.reason)
                 }
-                writable = true
+                // The device's shared image is every output's: processors copy before writing.
+                writable = frame.decodedFrame == nil
             case .convert(let conversion):
                 do {
                     guard let converted = try conversion.convert(image) else { return .drop(.outOfBuffers) }

@@ -71,9 +71,8 @@ extension CaptureSession {
         for plan in plans {
             let format = plan.choice.format
             let emulation = format.isEmulated ? FormatNegotiator.emulationCost(of: format, on: plan.device).work : 0
-            let work = plan.requests.reduce(emulation) {
-                $0 + FormatNegotiator.conversionCost(from: format, to: $1).work
-            }
+            // A Motion-JPEG camera's decode counts once: its outputs share it.
+            let work = emulation + FormatNegotiator.conversionCost(from: format, to: plan.requests).work
             let duration = plan.choice.frameDuration
             let rate = duration.isNumeric && duration > .zero ? 1 / duration.seconds : plan.choice.format.maxFrameRate
             let msPerSecond =

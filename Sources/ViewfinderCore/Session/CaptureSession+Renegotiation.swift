@@ -49,12 +49,14 @@ extension CaptureSession {
         }
         guard let stream, let renegotiated = try reinstall(stream, preset: preset, changed: output.map { [$0] } ?? [])
         else { return }
-        let (choice, prepared) = renegotiated
+        let (choice, prepared, plan) = renegotiated
         stream.stop()
         do {
-            let restarted = try startStream(
-                device: stream.device, connections: stream.connections, preset: preset, choice: choice,
-                streams: prepared)
+            let restarted = try SharedDecodePlan.with(plan) { () throws(CaptureError) -> DeviceStream in
+                try startStream(
+                    device: stream.device, connections: stream.connections, preset: preset, choice: choice,
+                    streams: prepared)
+            }
             state.withLock { state in
                 if let position = state.streams.firstIndex(where: { $0 === stream }) {
                     state.streams[position] = restarted
@@ -74,23 +76,33 @@ extension CaptureSession {
     /// run.
     func reinstall(
         _ stream: DeviceStream, preset: Preset, changed: [CaptureOutput]
-    ) throws(CaptureError) -> (FormatNegotiator.Choice, [PreparedStream])? {
+    ) throws(CaptureError) -> (FormatNegotiator.Choice, [PreparedStream], SharedDecodePlan?)? {
         let outputs = stream.outputs
         let requests = outputs.map { $0.makeRequest() }
         let choice = try SharedDeviceStream.negotiate(
             device: stream.device, preset: preset, requests: requests, for: self)
+        let plan = SharedDecodePlan(format: choice.format, requests: requests)
         if choice == stream.choice {
+            // A change of the shared decode (another size or format) re-plans every output from it.
+            let decoder = SharedDeviceStream.stream(on: stream.device)?.frameDecoder
+            let replans = decoder != nil && decoder?.currentPlan != plan
             var prepared: [PreparedStream] = []
-            for (output, request) in zip(outputs, requests) where changed.contains(where: { $0 === output }) {
-                prepared.append(try request.prepare(choice.format, choice.frameDuration))
+            try SharedDecodePlan.with(plan) { () throws(CaptureError) in
+                for (output, request) in zip(outputs, requests)
+                where replans || changed.contains(where: { $0 === output }) {
+                    prepared.append(try request.prepare(choice.format, choice.frameDuration))
+                }
             }
+            if replans { decoder?.currentPlan = plan }
             for stream in prepared { stream.install(false) }
             return nil
         }
         // The device must change: check every output can run on the new format before stopping.
         var prepared: [PreparedStream] = []
-        for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
-        return (choice, prepared)
+        try SharedDecodePlan.with(plan) { () throws(CaptureError) in
+            for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
+        }
+        return (choice, prepared, plan)
     }
 
     /// Posts `error` as ``runtimeErrorNotification`` (for settings whose setters cannot throw).

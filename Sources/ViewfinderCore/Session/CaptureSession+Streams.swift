@@ -74,25 +74,35 @@ extension CaptureSession {
             let requests = outputs.map { $0.makeRequest() }
             let choice = try SharedDeviceStream.negotiate(
                 device: device, preset: preset, requests: requests, for: self)
-            var prepared: [PreparedStream] = []
-            for request in requests { prepared.append(try request.prepare(choice.format, choice.frameDuration)) }
             do throws(CaptureError) {
-                return try startStream(
-                    device: device, connections: connections, preset: preset, choice: choice, streams: prepared,
-                    preempting: preempting)
+                // The outputs plan their chains from the device's one shared decode, and the
+                // device's stream decodes for them.
+                return try SharedDecodePlan.with(SharedDecodePlan(format: choice.format, requests: requests)) {
+                    () throws(CaptureError) -> DeviceStream in
+                    var prepared: [PreparedStream] = []
+                    for request in requests {
+                        prepared.append(try request.prepare(choice.format, choice.frameDuration))
+                    }
+                    return try startStream(
+                        device: device, connections: connections, preset: preset, choice: choice, streams: prepared,
+                        preempting: preempting)
+                }
             } catch  where error.code == .insufficientBandwidth {
                 // The preset lets the session choose: a format that fits what the bus has left.
                 guard
                     let fallback = BandwidthFallback.choice(
                         device: device, preset: preset, requests: requests, failed: choice)
                 else { throw error }
-                var streams: [PreparedStream] = []
-                for request in requests {
-                    streams.append(try request.prepare(fallback.format, fallback.frameDuration))
+                let stream = try SharedDecodePlan.with(SharedDecodePlan(format: fallback.format, requests: requests)) {
+                    () throws(CaptureError) -> DeviceStream in
+                    var streams: [PreparedStream] = []
+                    for request in requests {
+                        streams.append(try request.prepare(fallback.format, fallback.frameDuration))
+                    }
+                    return try startStream(
+                        device: device, connections: connections, preset: preset, choice: fallback, streams: streams,
+                        preempting: preempting)
                 }
-                let stream = try startStream(
-                    device: device, connections: connections, preset: preset, choice: fallback, streams: streams,
-                    preempting: preempting)
                 post(
                     Self.didFallBackToFormatNotification,
                     error: BandwidthFallback.notice(error, device: device, to: fallback), format: fallback.format)

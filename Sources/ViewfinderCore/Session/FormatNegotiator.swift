@@ -53,9 +53,7 @@ package enum FormatNegotiator {
         for format in candidates {
             var cost: Cost =
                 format.isEmulated ? emulationCost(of: format, on: device) : 0
-            for request in requests {
-                cost += conversionCost(from: format, to: request)
-            }
+            cost += conversionCost(from: format, to: requests)
             let duration: MediaTime
             if device.userChoseFrameDuration && format == device.activeFormat {
                 duration = device.activeVideoMinFrameDuration
@@ -153,10 +151,36 @@ package enum FormatNegotiator {
     /// at 30 fps).
     package static let defaultFrameRate = 30.0
 
+    /// What delivering `format` to every one of `requests` costs: a Motion-JPEG format's one
+    /// shared decode (``SharedDecodePlan``, at the scale the largest request needs) once, then
+    /// each request's conversions from it (a request the shared image is too small for decodes
+    /// its own, priced in its plan).
+    package static func conversionCost(from format: CaptureDevice.Format, to requests: [OutputRequest]) -> Cost {
+        let shared = SharedDecodePlan(format: format, requests: requests)
+        var cost: Cost = 0
+        var sharing = false
+        for request in requests {
+            let (requestCost, usesShared) = conversionCost(from: format, to: request, sharedDecode: shared)
+            cost += requestCost
+            sharing = sharing || usesShared
+        }
+        if sharing, let shared { cost += Cost(shared.cost) }
+        return cost
+    }
+
     /// What delivering `format` to `request` costs: the decode and conversions its chain would
     /// make (``ChainPlan``, the plan ``ProcessorChain`` builds from, with the first processor's
     /// formats standing for the chain), as the decoder and converter estimate them.
     package static func conversionCost(from format: CaptureDevice.Format, to request: OutputRequest) -> Cost {
+        conversionCost(from: format, to: request, sharedDecode: nil).cost
+    }
+
+    /// What delivering `format` to `request` costs when the device decodes once by
+    /// `sharedDecode`: the plan's conversions, and its own decode only when it does not start
+    /// from the shared image (`usesShared`).
+    package static func conversionCost(
+        from format: CaptureDevice.Format, to request: OutputRequest, sharedDecode: SharedDecodePlan?
+    ) -> (cost: Cost, usesShared: Bool) {
         let accepted = request.processorFormats
         guard
             let plan = try? ChainPlan(
@@ -164,9 +188,9 @@ package enum FormatNegotiator {
                     pixelFormat: format.pixelFormat, width: format.dimensions.pixelWidth,
                     height: format.dimensions.pixelHeight),
                 requestedFormat: request.pixelFormat, requestedSize: request.size,
-                stages: accepted.isEmpty ? [] : [ChainPlan.Stage(passingThrough: accepted)]),
+                stages: accepted.isEmpty ? [] : [ChainPlan.Stage(passingThrough: accepted)], sharedDecode: sharedDecode),
             let cost = plan.cost
-        else { return impossible }
-        return Cost(cost)
+        else { return (impossible, false) }
+        return (Cost(cost), plan.sharedDecode != nil)
     }
 }

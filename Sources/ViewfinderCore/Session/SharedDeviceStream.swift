@@ -25,6 +25,10 @@ package final class SharedDeviceStream: DeviceStreamSink {
     /// The device's digital zoom (``CaptureDevice/videoZoomFactor`` on a camera without a zoom
     /// control), applied to each frame before it fans out.
     private let zoom = DigitalZoom()
+    /// The device's one Motion-JPEG decode, shared by every output of every session (`nil` for a
+    /// raw format): each frame fans out with a ``DecodedFrame`` that decodes it when an output
+    /// first asks.
+    package let frameDecoder: DeviceFrameDecoder?
 
     /// Serialises negotiating and starting or joining a device's stream across sessions.
     private static let starting = NSRecursiveLock()
@@ -44,6 +48,13 @@ package final class SharedDeviceStream: DeviceStreamSink {
     package init(device: CaptureDevice, choice: FormatNegotiator.Choice) {
         self.device = device
         self.choice = choice
+        if choice.format.pixelFormat == .mjpeg && DeviceFrameDecoder.sharingEnabled.load(ordering: .relaxed) {
+            let decoder = DeviceFrameDecoder(camera: choice.format.dimensions)
+            decoder.currentPlan = SharedDecodePlan.current
+            frameDecoder = decoder
+        } else {
+            frameDecoder = nil
+        }
     }
 
     // MARK: Registry
@@ -155,9 +166,15 @@ package final class SharedDeviceStream: DeviceStreamSink {
                 frame = zoomed
             }
         }
+        if let frameDecoder, let image = frame.image, image.pixelFormat == .mjpeg {
+            // Nothing is decoded here: the first output that needs pixels decodes, the others share.
+            frame.decodedFrame = frameDecoder.frame(for: image)
+        }
         subscribers.withLock { list in
             for stream in list { stream.deviceDidCapture(frame) }
         }
+        // Every output dropped the frame (or none streams): its decode object is reused at once.
+        DeviceFrameDecoder.recycle(&frame.decodedFrame)
     }
 
     package func deviceDidFail(_ error: CaptureError) {

@@ -144,7 +144,9 @@ package final class MovieRecorder: @unchecked Sendable {
         if image.pixelFormat == .mjpeg, chosen.codec != .jpeg {
             do throws(CaptureError) {
                 // Every decoded buffer still held (by the encoder): a drop that costs nothing.
-                guard let decoded = try recording.decodeForEncoder(image) else { return .dropped(.outOfBuffers) }
+                guard let decoded = try recording.decodeForEncoder(image, shared: sample.decodedFrame) else {
+                    return .dropped(.outOfBuffers)
+                }
                 image = decoded
             } catch {
                 return .dropped(
@@ -516,9 +518,25 @@ package final class Recording: @unchecked Sendable {  // unchecked: confined to 
     private var decoder: JPEGDecoder?
     private var decoded: PixelBufferPool?
 
+    /// The format the device's shared decode gave the first frame, which later frames keep (the
+    /// encoder's input converter is made for it).
+    private var sharedFormat: FrameFormat?
+
     /// `frame` (Motion-JPEG) decoded into full-range NV12, the encoder's input; `nil` when every
-    /// decoded buffer is still held (no error is made: it is the per-frame path).
-    package func decodeForEncoder(_ frame: PixelBuffer) throws(CaptureError) -> PixelBuffer? {
+    /// decoded buffer is still held (no error is made: it is the per-frame path). With the
+    /// device's shared decode (`shared`), the image every output shares, in the format the
+    /// session planned for them when it is whole-size (the encoder's input converter takes it).
+    package func decodeForEncoder(_ frame: PixelBuffer, shared: DecodedFrame?) throws(CaptureError) -> PixelBuffer? {
+        if let shared {
+            let format = sharedFormat ?? shared.wholeFormat(of: frame, fallback: .nv12FullRange)
+            sharedFormat = format
+            switch shared.decoded(frame, as: format) {
+            case .success(let image): return image
+            case .failure(let drop):
+                if case .outOfBuffers = drop.reason { return nil }
+                throw CaptureError(.conversionFailed, "the frame did not decode (\(drop.reason))")
+            }
+        }
         if decoder?.width != frame.width || decoder?.height != frame.height {
             decoder = try JPEGDecoder(width: frame.width, height: frame.height, pixelFormat: .nv12FullRange)
             decoded = try PixelBufferPool(

@@ -723,7 +723,7 @@ package final class PhotoWorker: @unchecked Sendable {
                             timestamp: sample.presentationTime, resolvedSettings: resolved, pixelBuffer: nil,
                             sequenceNumber: sample.sequenceNumber, exif: metadata, jpeg: Data(file), preview: preview)))
             case .uncompressed(let pixelFormat):
-                let buffer = try uncompressed(image, as: pixelFormat)
+                let buffer = try uncompressed(image, as: pixelFormat, shared: frame.sample.decodedFrame)
                 return .success(
                     .photo(
                         CapturePhoto(
@@ -782,7 +782,19 @@ package final class PhotoWorker: @unchecked Sendable {
     }
 
     /// The frame's pixels in `pixelFormat`, in a buffer of the photo's own.
-    private func uncompressed(_ image: PixelBuffer, as pixelFormat: PixelFormat) throws(CaptureError) -> PixelBuffer {
+    private func uncompressed(
+        _ image: PixelBuffer, as pixelFormat: PixelFormat, shared: DecodedFrame?
+    ) throws(CaptureError) -> PixelBuffer {
+        var image = image
+        if image.pixelFormat == .mjpeg, let shared {
+            // The device's one decode of this frame (the other outputs' image when they made it).
+            let fallback = JPEGDecoder.supportedPixelFormats.contains(pixelFormat) ? pixelFormat : .nv12FullRange
+            switch shared.wholeImage(image, fallback: fallback) {
+            case .success(let decoded): image = decoded
+            case .failure(let drop):
+                throw CaptureError(.conversionFailed, "the frame for the photo did not decode (\(drop.reason))")
+            }
+        }
         let buffer = try newBuffer(pixelFormat, image.width, image.height)
         if image.pixelFormat == pixelFormat {
             PixelCopy.copy(image, into: buffer)

@@ -62,7 +62,7 @@ public final class CaptureVideoDataOutput: CaptureVideoProcessingOutput, @unchec
                 run: { sample, pipeline, lane in
                     guard let step = pipeline.chain.decodeStep, let image = sample.image, image.pixelFormat == .mjpeg
                     else { return .staged(sample) }
-                    switch step.decode(image, lane: lane) {
+                    switch step.decode(image, lane: lane, shared: sample.decodedFrame) {
                     case .success(let decoded):
                         var staged = sample
                         staged.payload = .image(decoded)
