@@ -703,7 +703,9 @@ package final class PhotoWorker: @unchecked Sendable {
             var metadata = base
             try metadata.apply(request.userMetadata)
             let resolved = request.resolved
-            let preview = try request.preview.map { size throws(CaptureError) in try previewImage(image, size: size) }
+            let preview = try request.preview.map { size throws(CaptureError) in
+                try previewImage(image, size: size, shared: sample.decodedFrame)
+            }
             switch request.format {
             case .jpeg(let quality) where request.deferred && image.pixelFormat != .mjpeg:
                 let frame = try newBuffer(image.pixelFormat, image.width, image.height)
@@ -723,7 +725,7 @@ package final class PhotoWorker: @unchecked Sendable {
                             timestamp: sample.presentationTime, resolvedSettings: resolved, pixelBuffer: nil,
                             sequenceNumber: sample.sequenceNumber, exif: metadata, jpeg: Data(file), preview: preview)))
             case .uncompressed(let pixelFormat):
-                let buffer = try uncompressed(image, as: pixelFormat, shared: frame.sample.decodedFrame)
+                let buffer = try uncompressed(image, as: pixelFormat, shared: sample.decodedFrame)
                 return .success(
                     .photo(
                         CapturePhoto(
@@ -736,12 +738,13 @@ package final class PhotoWorker: @unchecked Sendable {
     }
 
     /// A BGRA preview of `image` at `size` (the frame converted, decoded for Motion-JPEG, then scaled).
-    private func previewImage(_ image: PixelBuffer, size: CaptureDevice.Dimensions) throws(CaptureError) -> PixelBuffer
-    {
+    private func previewImage(
+        _ image: PixelBuffer, size: CaptureDevice.Dimensions, shared: DecodedFrame?
+    ) throws(CaptureError) -> PixelBuffer {
         let width = Int(size.width)
         let height = Int(size.height)
         var source = image
-        if image.pixelFormat == .mjpeg { source = try uncompressed(image, as: .bgra) }
+        if image.pixelFormat == .mjpeg { source = try uncompressed(image, as: .bgra, shared: shared) }
         let preview = try newBuffer(.bgra, width, height)
         try conversions.conversion(of: source, to: .bgra, size: size).convert(source, into: preview)
         return preview
