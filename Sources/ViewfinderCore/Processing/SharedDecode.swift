@@ -15,8 +15,9 @@ import Synchronization
 ///
 /// The session makes the plan with the negotiated format and hands it to the outputs' `prepare`
 /// through ``current`` (a task-local value), and to the device's ``SharedDeviceStream``, whose
-/// ``DeviceFrameDecoder`` does the decoding. ``FormatNegotiator`` prices the decode once per
-/// candidate format (``cost``) and each output's plan from the shared image on.
+/// ``DeviceFrameDecoder`` does the decoding. ``FormatNegotiator`` prices the decode's work once per
+/// candidate format (``cost``; its quality charge once per output that takes the image) and each
+/// output's plan from the shared image on.
 ///
 /// Thread safety: a value type.
 package struct SharedDecodePlan: Sendable, Hashable, CustomStringConvertible {

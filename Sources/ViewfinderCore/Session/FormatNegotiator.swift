@@ -155,16 +155,26 @@ package enum FormatNegotiator {
     /// shared decode (``SharedDecodePlan``, at the scale the largest request needs) once, then
     /// each request's conversions from it (a request the shared image is too small for decodes
     /// its own, priced in its plan).
+    ///
+    /// The decode's work is paid once, however many outputs take its image; its quality charge
+    /// (JPEG's quantisation, ``CostEstimate/preference``) once per output that takes it, as a raw
+    /// format's change of pixel format is charged once per output that converts: every one of
+    /// them delivers the quantised image. So several outputs sharing one decode make Motion-JPEG
+    /// cheaper than a raw format of the same size only when the work saved (one decode instead of
+    /// a conversion per output) really is less work, not because the charge was counted once.
     package static func conversionCost(from format: CaptureDevice.Format, to requests: [OutputRequest]) -> Cost {
         let shared = SharedDecodePlan(format: format, requests: requests)
         var cost: Cost = 0
-        var sharing = false
+        var sharing = 0
         for request in requests {
             let (requestCost, usesShared) = conversionCost(from: format, to: request, sharedDecode: shared)
             cost += requestCost
-            sharing = sharing || usesShared
+            if usesShared { sharing += 1 }
         }
-        if sharing, let shared { cost += Cost(shared.cost) }
+        if sharing > 0, let shared {
+            let decode = shared.cost
+            cost += Cost(work: decode.work, preference: decode.preference * Double(sharing))
+        }
         return cost
     }
 
