@@ -180,7 +180,7 @@ let package = Package(
             name: "viewfinder-bench",
             dependencies: [
                 "Viewfinder", "ViewfinderMetadata", "CSwscale", "CSwresample", "CFFmpeg", "CYUV", "CTurboJPEG",
-                "CAllocCounter", "CV4LConvert",
+                "CAllocCounter", "CV4LConvert", "CV4L2",
             ],
             path: "Benchmarks/viewfinder-bench"
         ),

@@ -141,6 +141,7 @@ enum BenchmarkRegistry {
     static let groups: [@Sendable (MeasureSettings) -> [BenchmarkCase]] = [
         ConversionBenchmarks.cases(settings:),
         PipelineBenchmarks.cases(settings:),
+        MJPEGPipelineBenchmarks.cases(settings:),
         ProcessorBenchmarks.cases(settings:),
         { settings in settings.includesRecording ? RecordingBenchmarks.cases(settings: settings) : [] },
         PhotoBenchmarks.cases(settings:),

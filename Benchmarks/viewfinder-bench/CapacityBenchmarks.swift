@@ -91,8 +91,9 @@ enum CapacityBenchmarks {
                     "\(preRoll)",
                 ])
             })
-        // Only the Motion-JPEG cameras' recordings (1080p, H.264 veryfast and ultrafast, data outputs
-        // beside), repeated: the rows the shared decode changes.
+        // The Motion-JPEG cameras' recordings (1080p, H.264 veryfast, data outputs beside), shared
+        // decode and unshared, with the YUYV cameras' recording as the control, repeated and
+        // interleaved: the rows the shared decode changes.
         cases.append(
             BenchmarkCase(name: "capacity/recording/2-mjpeg-cameras@\(rate)", group: "capacity") { _ in
                 try runWorker([
@@ -225,7 +226,12 @@ enum CapacityWorker {
         /// paced, each serving the bench's webcam-like JPEG frames (MJPEGBenchmarks.frames: a
         /// gradient scene with sensor noise, 4:2:2, quality 85; YUYV: a gradient with noise), and
         /// on a bus position of its own (`usb-capacity-K`).
-        init(count: Int, sizes: [CaptureDevice.Dimensions], rawSizes: [CaptureDevice.Dimensions] = []) throws {
+        /// `paced: false` serves each frame as soon as it is dequeued (a floor's reader, not a camera
+        /// at 30 fps).
+        init(
+            count: Int, sizes: [CaptureDevice.Dimensions], rawSizes: [CaptureDevice.Dimensions] = [],
+            paced: Bool = true
+        ) throws {
             self.count = count
             statsDirectory = "/dev/shm/viewfinder-capacity-\(getpid())"
             try FileManager.default.createDirectory(atPath: statsDirectory, withIntermediateDirectories: true)
@@ -254,7 +260,7 @@ enum CapacityWorker {
             }
             for index in 0..<count {
                 var data = Data(
-                    ("VIEWFINDER-FAKE-CAMERA 1\ncard Capacity Camera \(index)\ndriver uvcvideo\nbus usb-capacity-\(index)\npaced 1\n"
+                    ("VIEWFINDER-FAKE-CAMERA 1\ncard Capacity Camera \(index)\ndriver uvcvideo\nbus usb-capacity-\(index)\npaced \(paced ? 1 : 0)\n"
                         + "stats \(statsPath(index))\n" + formatLines + frameLines + "data\n").utf8)
                 for frame in payload { data.append(contentsOf: frame) }
                 let temporary = "/dev/.video\(index).tmp"
@@ -740,22 +746,41 @@ extension CapacityWorker {
         /// TurboJPEG to planar Y'CbCr (the floor every contender's decode sits on), and
         /// Viewfinder's decoder to full-range NV12 (its decode and layout change, without a
         /// camera, session or delivery). About `seconds` of each.
-        static func decodeFloors(_ size: CaptureDevice.Dimensions, seconds: Double, scale: Int = 1) throws -> (
-            turbo: Double, viewfinder: Double
-        ) {
+        /// With `camera` (an unpaced plug-in camera's device file serving the same frames), a third
+        /// floor pays the camera's read too: each frame dequeued from it through libv4l2 (the path
+        /// every contender reads by), TurboJPEG-decoded to planes, requeued (``CameraReadFloor``).
+        /// The contenders' order rotates with `round`.
+        static func decodeFloors(
+            _ size: CaptureDevice.Dimensions, seconds: Double, scale: Int = 1, camera: String? = nil, round: Int = 0
+        ) throws -> (turbo: Double, viewfinder: Double, read: Double?) {
             let jpegs = try MJPEGBenchmarks.frames(size)
-            let contenders = [
+            var contenders = [
                 try MJPEGBenchmarks.turboJPEG(jpegs, size, bgra: false, scale: scale),
                 try MJPEGBenchmarks.viewfinder(jpegs, size, .nv12FullRange, threads: 1, scale: scale),
             ]
-            var figures: [Double] = []
-            for contender in contenders {
-                guard let pilot = try contender.run(10) else { throw BenchError("\(contender.name) did not run") }
-                let frames = max(10, Int(seconds * Double(pilot.frames) / max(pilot.seconds, 1e-3)))
-                guard let run = try contender.run(frames) else { throw BenchError("\(contender.name) did not run") }
-                figures.append(run.cpu * 1000 / Double(run.frames))
+            if let camera {
+                do {
+                    contenders.append(try CameraReadFloor.contender(camera, size, scale: scale))
+                } catch {
+                    progress("    the camera-read floor cannot run on \(camera): \(error)")
+                }
             }
-            return (figures[0], figures[1])
+            var figures = [Double?](repeating: nil, count: contenders.count)
+            for index in Measure.order(repeat: round, count: contenders.count) {
+                let contender = contenders[index]
+                do {
+                    guard let pilot = try contender.run(10) else { throw BenchError("\(contender.name) did not run") }
+                    let frames = max(10, Int(seconds * Double(pilot.frames) / max(pilot.seconds, 1e-3)))
+                    guard let run = try contender.run(frames) else { throw BenchError("\(contender.name) did not run") }
+                    figures[index] = run.cpu * 1000 / Double(run.frames)
+                } catch  where index >= 2 {
+                    progress("    the camera-read floor failed: \(error)")
+                }
+            }
+            guard let turbo = figures[0], let viewfinder = figures[1] else {
+                throw BenchError("a decode floor did not run")
+            }
+            return (turbo, viewfinder, figures.count > 2 ? figures[2] : nil)
         }
 
         /// The decode floors at 1/1, 1/2 and 1/4, interleaved (`repeats` rounds, the order rotated):
@@ -763,30 +788,43 @@ extension CapacityWorker {
         static func floors(_ options: Options) throws -> [BenchmarkResult] {
             let size = options.sizes[0]
             let scales = [1, 2, 4]
-            var figures: [Int: [(turbo: Double, viewfinder: Double)]] = [:]
+            // One unpaced plug-in camera serving the same frames, for the floor that reads them.
+            let cameras = try Cameras(count: 1, sizes: [size], paced: false)
+            var figures: [Int: [(turbo: Double, viewfinder: Double, read: Double?)]] = [:]
             for round in 0..<options.repeats {
                 for index in Measure.order(repeat: round, count: scales.count) {
                     let scale = scales[index]
-                    let floor = try decodeFloors(size, seconds: options.window, scale: scale)
+                    let floor = try decodeFloors(
+                        size, seconds: options.window, scale: scale, camera: "/dev/video0", round: round)
                     figures[scale, default: []].append(floor)
                     progress(
-                        "    floor 1/\(scale): TurboJPEG \(format(floor.turbo, 2)) ms, Viewfinder \(format(floor.viewfinder, 2)) ms"
+                        "    floor 1/\(scale): TurboJPEG \(format(floor.turbo, 2)) ms, Viewfinder \(format(floor.viewfinder, 2)) ms, camera read + TurboJPEG \(format(floor.read ?? .nan, 2)) ms"
                     )
                 }
             }
+            _ = cameras
             let whole = Measure.median(figures[1]!.map(\.turbo))
-            return scales.map { scale in
+            return scales.flatMap { scale in
                 let list = figures[scale]!
                 let turbo = Measure.median(list.map(\.turbo))
                 let viewfinder = Measure.median(list.map(\.viewfinder))
+                let read = Measure.median(list.compactMap(\.read))
                 var row = BenchmarkResult(
                     name: "capacity/decode-floor/\(size)/1-\(scale)", group: "capacity", width: size.pixelWidth,
                     height: size.pixelHeight, fpsMin: 0, fpsMedian: 1000 / turbo, gbPerS: 0, floor: 0, ratioToFloor: 0)
                 row.engine = "turbojpeg"
                 row.cpuMsPerFrame = turbo
                 row.note =
-                    "TurboJPEG to planes at 1/\(scale), one thread: \(format(turbo, 2)) CPU-ms (\(format(turbo / whole, 2))× the whole decode); Viewfinder's decoder to NV12 at 1/\(scale): \(format(viewfinder, 2)) ms; \(list.count) interleaved rounds"
-                return row
+                    "TurboJPEG to planes at 1/\(scale), one thread: \(format(turbo, 2)) CPU-ms (\(format(turbo / whole, 2))× the whole decode); Viewfinder's decoder to NV12 at 1/\(scale): \(format(viewfinder, 2)) ms; a frame read from the plug-in camera (libv4l2 DQBUF/QBUF, unpaced) + TurboJPEG to planes at 1/\(scale): \(format(read, 2)) ms (the read \(format(read - turbo, 2)) ms); \(list.count) interleaved rounds"
+                var reading = BenchmarkResult(
+                    name: "capacity/decode-floor/\(size)/1-\(scale)/camera-read", group: "capacity",
+                    width: size.pixelWidth, height: size.pixelHeight, fpsMin: 0, fpsMedian: 1000 / read, gbPerS: 0,
+                    floor: 0, ratioToFloor: 0)
+                reading.engine = "libv4l2 + turbojpeg"
+                reading.cpuMsPerFrame = read
+                reading.note =
+                    "each frame dequeued from the plug-in camera (libv4l2, MMAP, unpaced: the plug-in copies the JPEG into the buffer at DQBUF), TurboJPEG-decoded to planes at 1/\(scale) on the same thread, requeued: \(format(read, 2)) CPU-ms, \(format(read / turbo, 2))× TurboJPEG alone in the same rounds"
+                return [row, reading]
             }
         }
 
@@ -796,7 +834,9 @@ extension CapacityWorker {
             let floorSeconds = options.window >= 1 ? 1.0 : 0.1
             let scale = options.outputSize.map { 1 << CapacityWorker.lowres(size, $0) } ?? 1
             let label = options.outputSize.map { "\(size)-to-\($0)" } ?? "\(size)"
-            let floorsBefore = try decodeFloors(size, seconds: floorSeconds, scale: scale)
+            // The floors, with the one that also reads each frame from camera 0 (paced, like the
+            // contenders' cameras; idle before and after the contenders run).
+            let floorsBefore = try decodeFloors(size, seconds: floorSeconds, scale: scale, camera: "/dev/video0")
             let contenders = Contender.allCases
             let start = Measure.now()
             var results: [BenchmarkResult] = []
@@ -871,9 +911,12 @@ extension CapacityWorker {
                 }
                 previousAllDropped = allDropped
             }
-            let floorsAfter = try decodeFloors(size, seconds: floorSeconds, scale: scale)
+            let floorsAfter = try decodeFloors(
+                size, seconds: floorSeconds, scale: scale, camera: "/dev/video0", round: 1)
             let turbo = (floorsBefore.turbo + floorsAfter.turbo) / 2
             let decoder = (floorsBefore.viewfinder + floorsAfter.viewfinder) / 2
+            let reads = [floorsBefore.read, floorsAfter.read].compactMap { $0 }
+            let read = reads.isEmpty ? nil : reads.reduce(0, +) / Double(reads.count)
             let cores = ProcessInfo.processInfo.activeProcessorCount
             let ceiling = Double(cores) * 1000 / (Double(CapacityBenchmarks.rate) * turbo)
             // The contenders' CPU per frame over the floor's, at the largest N each carried.
@@ -899,7 +942,7 @@ extension CapacityWorker {
             let ratio = better > 0 ? format(Double(ours) / Double(better), 2) : "–"
             summary.cameras = ours
             summary.note =
-                "largest N with a window of no frame dropped (of N = \(tried.map(String.init).joined(separator: ", ")); stopped at \(stopReason)): viewfinder \(carries(.viewfinder)), gstreamer \(carries(.gstreamer)), ffmpeg \(carries(.ffmpeg)); viewfinder ÷ better peer \(ratio) (goal ≥ 1.5). Why: decoding one frame with TurboJPEG alone (one thread, to planar 4:2:2\(scale > 1 ? ", at 1/\(scale) scale" : "")) takes \(format(turbo, 2)) CPU-ms (Viewfinder's decoder to NV12 alone \(format(decoder, 2)) ms; before/after the run \(format(floorsBefore.turbo, 2))/\(format(floorsAfter.turbo, 2)) ms), so \(cores) cores decode at most \(format(ceiling)) cameras at \(CapacityBenchmarks.rate) fps with nothing else running; CPU per frame where each carried most: viewfinder \(overFloor(.viewfinder)), gstreamer \(overFloor(.gstreamer)), ffmpeg \(overFloor(.ffmpeg)) the floor"
+                "largest N with a window of no frame dropped (of N = \(tried.map(String.init).joined(separator: ", ")); stopped at \(stopReason)): viewfinder \(carries(.viewfinder)), gstreamer \(carries(.gstreamer)), ffmpeg \(carries(.ffmpeg)); viewfinder ÷ better peer \(ratio) (goal ≥ 1.5). Why: decoding one frame with TurboJPEG alone (one thread, to planar 4:2:2\(scale > 1 ? ", at 1/\(scale) scale" : "")) takes \(format(turbo, 2)) CPU-ms (Viewfinder's decoder to NV12 alone \(format(decoder, 2)) ms; before/after the run \(format(floorsBefore.turbo, 2))/\(format(floorsAfter.turbo, 2)) ms; a frame read from the paced plug-in camera through libv4l2 + the same TurboJPEG decode \(read.map { format($0, 2) } ?? "–") ms), so \(cores) cores decode at most \(format(ceiling)) cameras at \(CapacityBenchmarks.rate) fps with nothing else running; CPU per frame where each carried most: viewfinder \(overFloor(.viewfinder)), gstreamer \(overFloor(.gstreamer)), ffmpeg \(overFloor(.ffmpeg)) the floor"
             results.append(summary)
             progress("    \(summary.note!)")
             return results
@@ -938,17 +981,22 @@ extension CapacityWorker {
                 Variant(label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .yuyv)
             ]
             if options.recordingCameras == "mjpeg" {
-                // The Motion-JPEG cameras only, each variant `repeats` times (interleaved).
-                // Each with the shared decode and without it (every output decoding for itself),
-                // alternated, the order reversed every other repeat.
+                // The Motion-JPEG cameras with the shared decode and without it (every output
+                // decoding for itself), and the YUYV cameras' same recording as the control (what
+                // recording costs without any decode, on this machine at this moment), each
+                // `repeats` times, interleaved in one rotation (the order rotated and reversed
+                // every other repeat, ``Measure/order(repeat:count:)``).
                 var unshared = Variant(
                     label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .mjpeg)
                 unshared.sharesDecode = false
-                let pair = [
+                let arms = [
+                    Variant(label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .yuyv),
                     Variant(label: "h264-veryfast", size: large, codec: .h264, preset: "veryfast", camera: .mjpeg),
                     unshared,
                 ]
-                variants = (0..<options.repeats).flatMap { $0 % 2 == 0 ? pair : pair.reversed() }
+                variants = (0..<options.repeats).flatMap { round in
+                    Measure.order(repeat: round, count: arms.count).map { arms[$0] }
+                }
             } else if options.sizes.count > 1 {
                 variants.append(
                     Variant(label: "h264-ultrafast", size: large, codec: .h264, preset: "ultrafast", camera: .yuyv))

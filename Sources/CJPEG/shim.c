@@ -17,12 +17,83 @@ struct vf_jpeg_error_manager {
     char message[JMSG_LENGTH_MAX];
 };
 
+// libjpeg allocates a frame's working memory (the coefficient buffer, Huffman and IDCT tables) in
+// its image pool and frees it when the frame is finished, so every frame would malloc it again.
+// The decoder's arena serves the image pool's requests instead, from memory kept from frame to
+// frame: the arena is reset when libjpeg frees the image pool, and grows (at that reset, never
+// while a frame uses it) when a frame needed more than it had, the overflow having come from
+// libjpeg's own allocator meanwhile. Requests libjpeg makes of itself (not through the memory
+// manager's methods) and other pools keep libjpeg's allocator.
+struct vf_jpeg_arena {
+    unsigned char *memory;
+    size_t capacity;
+    size_t used;
+    size_t wanted;
+    void *(*alloc_small)(j_common_ptr, int, size_t);
+    void *(*alloc_large)(j_common_ptr, int, size_t);
+    void (*free_pool)(j_common_ptr, int);
+};
+
 struct vf_jpeg_decoder {
     struct jpeg_decompress_struct info;
     struct vf_jpeg_error_manager error;
+    struct vf_jpeg_arena arena;
     int created;
     int started;
 };
+
+enum { VF_ARENA_ALIGNMENT = 64 };
+
+static void *vf_arena_take(struct vf_jpeg_arena *arena, size_t size) {
+    size_t rounded = (size + VF_ARENA_ALIGNMENT - 1) & ~(size_t)(VF_ARENA_ALIGNMENT - 1);
+    if (rounded < size) return NULL;
+    // Everything the frame asked for, served or not: what the arena grows to.
+    arena->wanted += rounded;
+    if (arena->used + rounded > arena->capacity) return NULL;
+    void *block = arena->memory + arena->used;
+    arena->used += rounded;
+    return block;
+}
+
+static void *vf_arena_alloc_small(j_common_ptr info, int pool, size_t size) {
+    struct vf_jpeg_arena *arena = info->client_data;
+    void *block = pool == JPOOL_IMAGE ? vf_arena_take(arena, size) : NULL;
+    return block ? block : arena->alloc_small(info, pool, size);
+}
+
+static void *vf_arena_alloc_large(j_common_ptr info, int pool, size_t size) {
+    struct vf_jpeg_arena *arena = info->client_data;
+    void *block = pool == JPOOL_IMAGE ? vf_arena_take(arena, size) : NULL;
+    return block ? block : arena->alloc_large(info, pool, size);
+}
+
+static void vf_arena_free_pool(j_common_ptr info, int pool) {
+    struct vf_jpeg_arena *arena = info->client_data;
+    if (pool == JPOOL_IMAGE) {
+        arena->used = 0;
+        if (arena->wanted > arena->capacity) {
+            // Room for what the largest frame so far wanted, and a little more.
+            size_t capacity = arena->wanted + arena->wanted / 4;
+            capacity = (capacity + 4095) & ~(size_t)4095;
+            void *memory = NULL;
+            if (posix_memalign(&memory, VF_ARENA_ALIGNMENT, capacity) == 0) {
+                free(arena->memory);
+                arena->memory = memory;
+                arena->capacity = capacity;
+            }
+        }
+        arena->wanted = 0;
+    }
+    arena->free_pool(info, pool);
+}
+
+static void vf_arena_release(struct vf_jpeg_arena *arena) {
+    free(arena->memory);
+    arena->memory = NULL;
+    arena->capacity = 0;
+    arena->used = 0;
+    arena->wanted = 0;
+}
 
 static void vf_error_exit(j_common_ptr info) {
     struct vf_jpeg_error_manager *error = (struct vf_jpeg_error_manager *)info->err;
@@ -50,6 +121,18 @@ static void vf_setup(vf_jpeg_decoder *decoder) {
     if (setjmp(decoder->error.jump)) return;
     jpeg_create_decompress(&decoder->info);
     decoder->created = 1;
+    // The image pool through the arena (kept across a re-setup after an error: it holds nothing
+    // of a finished frame).
+    struct jpeg_memory_mgr *manager = decoder->info.mem;
+    decoder->arena.used = 0;
+    decoder->arena.wanted = 0;
+    decoder->arena.alloc_small = manager->alloc_small;
+    decoder->arena.alloc_large = manager->alloc_large;
+    decoder->arena.free_pool = manager->free_pool;
+    manager->alloc_small = vf_arena_alloc_small;
+    manager->alloc_large = vf_arena_alloc_large;
+    manager->free_pool = vf_arena_free_pool;
+    decoder->info.client_data = &decoder->arena;
 }
 
 vf_jpeg_decoder *vf_jpeg_create(void) {
@@ -66,6 +149,7 @@ vf_jpeg_decoder *vf_jpeg_create(void) {
 void vf_jpeg_destroy(vf_jpeg_decoder *decoder) {
     if (!decoder) return;
     if (decoder->created) jpeg_destroy_decompress(&decoder->info);
+    vf_arena_release(&decoder->arena);
     free(decoder);
 }
 

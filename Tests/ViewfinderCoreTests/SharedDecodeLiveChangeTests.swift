@@ -95,4 +95,59 @@ struct SharedDecodeLiveChangeTests {
             #expect(counts.captured == counts.delivered + counts.dropped + counts.rateGated, "\(counts)")
         }
     }
+    @Test(
+        "a running output asking for the whole size instead of 960x540 re-plans the shared decode to 1/1 without a restart, and asking 960x540 again narrows it back"
+    )
+    func outputGrowsAndShrinks() throws {
+        let camera = JPEGFrameCamera(width: 1920, height: 1080)
+        let outputs = try (0..<2).map { _ in
+            let output = CaptureVideoDataOutput()
+            output.typedVideoSettings = try VideoSettings(pixelFormat: .nv12FullRange, width: 960, height: 540)
+            output.alwaysDiscardsLateVideoFrames = false
+            return output
+        }
+        let delegates = outputs.map { output in
+            let delegate = RecordingDelegate()
+            output.setSampleBufferDelegate(delegate, queue: delegate.queue)
+            return delegate
+        }
+        let (session, device) = try SharedDecodeTests.run(camera, outputs: outputs)
+        #expect(session.isRunning)
+        defer { session.stopRunning() }
+        #expect(device.sharedDecodePlan?.scaleDenominator == 2)
+        try Self.push(0..<2, to: camera, waitingFor: [(delegates[0], 2), (delegates[1], 2)])
+        let start = try #require(device.sharedDecodeStatistics)
+        #expect(start.decodes == 2 && start.scaledDecodes == 2, "two outputs, one 1/2 decode a frame: \(start)")
+
+        // The second output asks for the whole frame: the device keeps its format, the decode widens.
+        outputs[1].typedVideoSettings = try VideoSettings(pixelFormat: .nv12FullRange)
+        #expect(session.isRunning)
+        let widened = try #require(device.sharedDecodePlan)
+        #expect(widened.scaleDenominator == 1 && widened.decoded.size == Self.whole, "\(widened)")
+        let grown = try #require(device.sharedDecodeStatistics)
+        #expect(grown.decodes >= start.decodes, "the same device decoder: no restart (\(start) → \(grown))")
+        try Self.push(2..<5, to: camera, waitingFor: [(delegates[0], 5), (delegates[1], 5)])
+        let wide = try #require(device.sharedDecodeStatistics)
+        #expect(wide.decodes - grown.decodes == 3 && wide.scaledDecodes == grown.scaledDecodes, "\(grown) → \(wide)")
+        #expect(delegates[0].frames.allSatisfy { $0.width == 960 && $0.height == 540 })
+        #expect(delegates[1].frames.dropFirst(2).allSatisfy { $0.width == 1920 && $0.height == 1080 })
+
+        // And back to 960x540: 1/2 again.
+        outputs[1].typedVideoSettings = try VideoSettings(pixelFormat: .nv12FullRange, width: 960, height: 540)
+        let narrowed = try #require(device.sharedDecodePlan)
+        #expect(narrowed.scaleDenominator == 2 && narrowed.decoded.size == Self.half, "\(narrowed)")
+        let shrunk = try #require(device.sharedDecodeStatistics)
+        try Self.push(5..<8, to: camera, waitingFor: [(delegates[0], 8), (delegates[1], 8)])
+        let end = try #require(device.sharedDecodeStatistics)
+        #expect(
+            end.decodes - shrunk.decodes == 3 && end.scaledDecodes - shrunk.scaledDecodes == 3, "\(shrunk) → \(end)")
+        #expect(delegates[1].frames.dropFirst(5).allSatisfy { $0.width == 960 && $0.height == 540 })
+        for (output, delegate) in zip(outputs, delegates) {
+            #expect(output.waitUntilDelivered(timeout: 20))
+            #expect(delegate.frames.map(\.sequenceNumber) == (0..<8).map { UInt64($0) })
+            #expect(delegate.drops.isEmpty)
+            let counts = output.statistics
+            #expect(counts.captured == counts.delivered + counts.dropped + counts.rateGated, "\(counts)")
+        }
+    }
 }

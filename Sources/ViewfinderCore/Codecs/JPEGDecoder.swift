@@ -90,7 +90,9 @@ public struct JPEGHeader: Sendable, Hashable {
 /// any decoder.
 ///
 /// Scratch memory is allocated the first time a subsampling is seen and reused from then on;
-/// libjpeg itself allocates its working memory per frame (as TurboJPEG does).
+/// libjpeg's working memory for a frame comes from an arena the decompressor keeps (the CJPEG
+/// shim), so a whole-size 4:2:2, 4:2:0 or greyscale frame decodes without allocating. TurboJPEG
+/// (scaled decodes, other layouts) still allocates its working memory on every call.
 ///
 /// Thread safety: an instance is **not** thread-safe: it owns a TurboJPEG handle, a libjpeg
 /// decompressor and scratch planes, so use it from one thread at a time. Separate instances may decode on separate threads

@@ -119,10 +119,13 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
         }
     }
 
-    /// The staging of one sample: its lane, and the outcome once the lane is done.
+    /// The staging of one sample: its lane, and the outcome once the lane is done. Kept for reuse
+    /// once the sample is handed over (``State/spareTickets``), so staging allocates nothing per
+    /// sample: each use signals `done` once and waits for it once.
     private final class StageTicket: @unchecked Sendable {
-        // unchecked: `outcome` is written before `done` is signalled and read after waiting for it.
-        let lane: Int
+        // unchecked: `lane` is set under the engine's lock before the ticket is handed to a lane;
+        // `outcome` is written before `done` is signalled and read (and cleared) after waiting.
+        var lane: Int
         var outcome: StageOutcome?
         let finished = Atomic<Bool>(false)
         let done = DispatchSemaphore(value: 0)
@@ -183,6 +186,22 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
         var laneBusy = [false, false]
         var stagedOutstanding = 0
         var headStaging = false
+        /// The job each lane runs next (set with its lane busy, taken by the lane's handler).
+        var laneJobs: [StageJob?] = [nil, nil]
+        /// Tickets of samples handed over, for reuse (storage reserved up front).
+        var spareTickets: [StageTicket] = {
+            var spares: [StageTicket] = []
+            spares.reserveCapacity(4)
+            return spares
+        }()
+
+        /// A ticket for a sample staging on `lane`: a spare one when kept.
+        mutating func makeTicket(lane: Int) -> StageTicket {
+            guard let ticket = spareTickets.popLast() else { return StageTicket(lane: lane) }
+            ticket.lane = lane
+            ticket.finished.store(false, ordering: .relaxed)
+            return ticket
+        }
 
         static func gateThreshold(for duration: MediaTime) -> MediaTime {
             guard duration.isNumeric else { return .invalid }
@@ -212,8 +231,10 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
     /// over, then given to `recycle`.
     private var handedProduct: Product?
     private let staging: Staging?
-    /// One serial queue per staging lane.
+    /// One serial queue per staging lane, and the source that wakes each (like ``wakeUp``, it
+    /// allocates nothing per sample, unlike `async` with a closure).
     private let lanes: [DispatchQueue]
+    private let laneSignals: [any DispatchSourceUserDataAdd]
 
     /// An engine whose queue is labelled after `label`, staging samples with `staging` (if
     /// given), preparing them with `prepare`, handing them to `consume` and drops to
@@ -230,15 +251,21 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
         lanes =
             staging == nil
             ? [] : (0..<Self.stagingLimit).map { DispatchQueue(label: "viewfinder.\(label).stage\($0)") }
+        laneSignals = lanes.map { DispatchSource.makeUserDataAddSource(queue: $0) }
         deliveryQueue = DispatchQueue(label: "viewfinder.\(label).delivery")
         wakeUp = DispatchSource.makeUserDataAddSource(queue: deliveryQueue)
         runner = DispatchWorkItem { [unowned self] in runJob() }
         wakeUp.setEventHandler { [weak self] in self?.drain() }
         wakeUp.activate()
+        for (lane, signal) in laneSignals.enumerated() {
+            signal.setEventHandler { [weak self] in self?.runLane(lane) }
+            signal.activate()
+        }
     }
 
     deinit {
         wakeUp.cancel()
+        for signal in laneSignals { signal.cancel() }
     }
 
     // MARK: Configuration
@@ -334,7 +361,7 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
     /// A sample from `connection`, on the device's capture thread: decides under the lock, queues,
     /// wakes the delivery queue. Never blocks, converts or calls out.
     package func receive(_ sample: CapturedSample, from connection: CaptureConnection) {
-        var jobs: [StageJob] = []
+        var jobs: LaneSet = []
         // The pixels of a waiting sample this one replaced as late: recycled outside the lock.
         var replaced: PixelBuffer?
         let wake = state.withLock { state -> Bool in
@@ -367,12 +394,30 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
 
     private typealias StageJob = (accepted: Accepted, ticket: StageTicket)
 
+    /// Lanes given a job to run (a set, so starting them allocates nothing).
+    private struct LaneSet: OptionSet {
+        let rawValue: UInt8
+        static func lane(_ lane: Int) -> LaneSet { LaneSet(rawValue: 1 << UInt8(lane)) }
+    }
+
+    /// Gives `accepted` (at queue position `position`, or the head being handed over when `nil`)
+    /// to a free lane: its ticket, the lane busy, the job in the lane's slot. Under the lock.
+    private func assign(_ accepted: inout Accepted, lane: Int, state: inout State) -> LaneSet {
+        let ticket = state.makeTicket(lane: lane)
+        accepted.ticket = ticket
+        state.laneBusy[lane] = true
+        state.stagedOutstanding += 1
+        state.laneJobs[lane] = (accepted, ticket)
+        return .lane(lane)
+    }
+
     /// Starts staging queued samples, oldest first, while the sample being handed over is still
     /// staging, a lane is free and fewer than two staged samples are outstanding. A sample that
-    /// starts staging stops being the waiting (replaceable) sample. Under the lock.
-    private func stageAhead(_ state: inout State) -> [StageJob] {
+    /// starts staging stops being the waiting (replaceable) sample. Under the lock; returns the
+    /// lanes to wake.
+    private func stageAhead(_ state: inout State) -> LaneSet {
         guard let staging, state.headStaging else { return [] }
-        var jobs: [StageJob] = []
+        var jobs: LaneSet = []
         var position = state.queue.startPosition
         while position < state.queue.endPosition, state.stagedOutstanding < Self.stagingLimit,
             let lane = state.laneBusy.firstIndex(of: false)
@@ -380,34 +425,42 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
             defer { position += 1 }
             guard case .sample(var accepted) = state.queue[position: position], accepted.ticket == nil else { continue }
             guard staging.lanes(accepted.context) >= Self.stagingLimit else { break }
-            let ticket = StageTicket(lane: lane)
-            accepted.ticket = ticket
+            jobs.formUnion(assign(&accepted, lane: lane, state: &state))
             state.queue[position: position] = .sample(accepted)
-            state.laneBusy[lane] = true
-            state.stagedOutstanding += 1
             if state.waitingSample == position { state.waitingSample = nil }
-            jobs.append((accepted, ticket))
         }
         return jobs
     }
 
-    /// Runs staging jobs on their lanes (outside the lock). A lane is marked free before the
-    /// ticket is signalled, so the sample handed over next always finds one.
-    private func start(_ jobs: [StageJob]) {
+    /// Wakes the lanes given jobs (outside the lock).
+    private func start(_ jobs: LaneSet) {
+        for lane in laneSignals.indices where jobs.contains(.lane(lane)) { laneSignals[lane].add(data: 1) }
+    }
+
+    /// Runs the job in `lane`'s slot, on that lane's queue. The lane is marked free before the
+    /// ticket is signalled, so the sample handed over next always finds one; the job's sample is
+    /// let go of before, so the delivery queue holds the last reference to its images and can
+    /// recycle them.
+    private func runLane(_ lane: Int) {
         guard let staging else { return }
-        for job in jobs {
-            lanes[job.ticket.lane].async { [self] in
-                let outcome = staging.run(job.accepted.sample, job.accepted.context, job.ticket.lane)
-                job.ticket.outcome = outcome
-                job.ticket.finished.store(true, ordering: .releasing)
-                let more = state.withLock { state -> [StageJob] in
-                    state.laneBusy[job.ticket.lane] = false
-                    return stageAhead(&state)
-                }
-                job.ticket.done.signal()
-                start(more)
+        let ticket: StageTicket
+        do {
+            // The job's scope: its sample is let go of at the end of it.
+            let taken = state.withLock { state -> StageJob? in
+                defer { state.laneJobs[lane] = nil }
+                return state.laneJobs[lane]
             }
+            guard let job = taken else { return }
+            ticket = job.ticket
+            ticket.outcome = staging.run(job.accepted.sample, job.accepted.context, lane)
         }
+        ticket.finished.store(true, ordering: .releasing)
+        let more = state.withLock { state -> LaneSet in
+            state.laneBusy[lane] = false
+            return stageAhead(&state)
+        }
+        ticket.done.signal()
+        start(more)
     }
 
     /// The drop decisions, under the lock.
@@ -564,28 +617,24 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
 
     /// Takes the next event and runs it inside the callback queue; `false` when none is waiting.
     private func deliverNext(keeping image: inout PixelBuffer?, decoded: inout DecodedFrame?) -> Bool {
-        let next: (Event, DispatchQueue, [StageJob])? = state.withLock { state in
+        let next: (Event, DispatchQueue, LaneSet)? = state.withLock { state in
             guard let queue = state.callbackQueue, var event = state.queue.popFirst() else {
                 state.drainScheduled = false
                 return nil
             }
-            var jobs: [StageJob] = []
+            var jobs: LaneSet = []
             switch event {
             case .drop:
                 state.queuedDrops -= 1
             case .sample(var accepted):
                 if let staging, accepted.ticket == nil, staging.lanes(accepted.context) >= Self.stagingLimit {
                     // Lanes are free here: every earlier sample was handed over.
-                    let ticket = StageTicket(lane: state.laneBusy.firstIndex(of: false) ?? 0)
-                    state.laneBusy[ticket.lane] = true
-                    state.stagedOutstanding += 1
-                    accepted.ticket = ticket
+                    jobs = assign(&accepted, lane: state.laneBusy.firstIndex(of: false) ?? 0, state: &state)
                     event = .sample(accepted)
-                    jobs.append((accepted, ticket))
                 }
                 if let ticket = accepted.ticket {
                     state.headStaging = !ticket.finished.load(ordering: .acquiring)
-                    jobs += stageAhead(&state)
+                    jobs.formUnion(stageAhead(&state))
                 }
             }
             return (event, queue, jobs)
@@ -610,11 +659,15 @@ public final class DeliveryEngine<Context: Sendable, Product>: @unchecked Sendab
     private func stagedJob(for accepted: Accepted) -> Job {
         guard let ticket = accepted.ticket else { return .sample(accepted, accepted.sample) }
         ticket.done.wait()
+        var outcome: StageOutcome?
+        swap(&outcome, &ticket.outcome)
         state.withLock { state in
             state.headStaging = false
             state.stagedOutstanding -= 1
+            // The lane signalled and is done with the ticket: it can stage another sample.
+            if state.spareTickets.count < state.spareTickets.capacity { state.spareTickets.append(ticket) }
         }
-        switch ticket.outcome {
+        switch outcome {
         case .staged(let staged)?: return .sample(accepted, staged)
         case .dropped(let reason)?: return .stagingDropped(accepted, reason)
         case nil: return .stagingDropped(accepted, .droppedByProcessor("staging"))
