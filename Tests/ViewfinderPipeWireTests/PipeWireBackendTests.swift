@@ -243,6 +243,44 @@ struct PipeWireBackendTests {
         }
     }
 
+    @Test("a node that offers its format after it appears is listed with it; come back so, it is the same camera")
+    func lateFormats() throws {
+        // A producer's node is in the registry before the update carrying its formats reaches
+        // the daemon; under load the provider once listed a camera that came back with none, as
+        // another camera, and the session streamed by the old node's serial.
+        let (registry, _) = try PipeWireTestDaemon.registry()
+        let name = PipeWireTestDaemon.uniqueName("late")
+        let remote = PipeWireTestDaemon.remote
+        func publish() throws -> PipeWireTestCamera {
+            try PipeWireTestCamera(
+                name: name, format: "yuyv", width: 320, height: 240, framesPerSecond: 30, remoteName: remote,
+                formatDelayMilliseconds: 300)
+        }
+        var camera = try publish()
+        defer { camera.close() }
+        try DeviceRegistry.$current.withValue(registry) {
+            let device = try #require(PipeWireTestDaemon.device("pipewire:\(name)", in: registry))
+            #expect(device.formats.count == 1, "listed with the format it offered 300 ms after appearing")
+            #expect(device.formats.first?.dimensions == CaptureDevice.Dimensions(width: 320, height: 240))
+            let delegate = RecordingDelegate()
+            let (session, _) = try makeSession(device: device, delegate: delegate)
+            let ended = NotificationRecorder(CaptureSession.interruptionEndedNotification, object: session)
+            let gone = NotificationRecorder(CaptureDevice.wasDisconnectedNotification, object: device)
+            session.startRunning()
+            defer { session.stopRunning() }
+            #expect(delegate.waitForFrames(3))
+            camera.close()
+            #expect(gone.wait())
+            let before = delegate.frames.count
+            camera = try publish()
+            #expect(ended.wait())
+            #expect(registry.devices().first { $0.uniqueID == device.uniqueID } === device, "the same device object")
+            #expect(device.isConnected)
+            #expect(device.formats.count == 1)
+            #expect(delegate.waitForFrames(before + 5), "frames again after the node came back")
+        }
+    }
+
     @Test("two Viewfinder processes capture the same camera at once and both get every frame")
     func twoProcesses() throws {
         try withCamera("shared") { device, _, _, name in
