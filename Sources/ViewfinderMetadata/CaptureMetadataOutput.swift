@@ -163,7 +163,8 @@ public final class CaptureMetadataOutput: CaptureOutput, SynchronizedDataSource,
         ) -> DeliveryEngine<Context, Found>.Preparation {
             // Staged frames have their result waiting; others (nothing asked for) are read here.
             switch context.take(sample.sequenceNumber) ?? context.detect(sample, lane: 0) {
-            case .success(let objects): return .ready(Found(objects: objects, time: sample.presentationTime), holdsSlot: false)
+            case .success(let objects):
+                return .ready(Found(objects: objects, time: sample.presentationTime), holdsSlot: false)
             case .failure: return .dropped(.droppedByProcessor(Self.dropName))
             }
         }

@@ -110,7 +110,9 @@ struct PhotoImageTests {
         let sized = CapturePhotoSettings()
         sized.embeddedThumbnailPhotoFormat = [VideoCodecKey: "jpeg", VideoWidthKey: 320]
         let large = CapturePhotoSettings()
-        large.embeddedThumbnailPhotoFormat = [VideoCodecKey: VideoCodecType.jpeg, VideoWidthKey: 4000, VideoHeightKey: 4000]
+        large.embeddedThumbnailPhotoFormat = [
+            VideoCodecKey: VideoCodecType.jpeg, VideoWidthKey: 4000, VideoHeightKey: 4000,
+        ]
         let none = CapturePhotoSettings()
         let hevc = CapturePhotoSettings()
         hevc.embeddedThumbnailPhotoFormat = [VideoCodecKey: VideoCodecType.hevc]
@@ -149,7 +151,8 @@ struct PhotoImageTests {
         }
     }
 
-    @Test("a thumbnail that does not fit at the photo's quality is embedded at a lower one, or fails with a typed error")
+    @Test(
+        "a thumbnail that does not fit at the photo's quality is embedded at a lower one, or fails with a typed error")
     func thumbnailQualityLowered() throws {
         // Noise hardly compresses: at quality 0.9 a 640 x 480 JPEG of it is far past the 64 KiB segment.
         let noise = try JPEGTestSupport.buffer(.bgra, 640, 480)

@@ -62,7 +62,9 @@ struct MetadataSynchronizerTests {
             let metadata = try #require(
                 collection.synchronizedData(for: rig.output) as? CaptureSynchronizedMetadataObjectData)
             #expect(metadata.timestamp == time)
-            let strings = metadata.metadataObjects.compactMap { ($0 as? MetadataMachineReadableCodeObject)?.stringValue }
+            let strings = metadata.metadataObjects.compactMap {
+                ($0 as? MetadataMachineReadableCodeObject)?.stringValue
+            }
             if let text = texts[sequence] {
                 #expect(strings == [text], "frame \(sequence)")
                 #expect(metadata.metadataObjects.allSatisfy { $0.time == time })

@@ -24,7 +24,8 @@ extension CapturePhoto {
     private static func bgraImage(of image: PixelBuffer) -> CGImage? {
         if image.pixelFormat == .bgra { return CGImage(bgra: image) }
         var conversions = FrameConversions(limit: 1)
-        guard let pool = try? PixelBufferPool(pixelFormat: .bgra, width: image.width, height: image.height, capacity: 1),
+        guard
+            let pool = try? PixelBufferPool(pixelFormat: .bgra, width: image.width, height: image.height, capacity: 1),
             let target = pool.makePixelBuffer(),
             (try? conversions.conversion(of: image, to: .bgra).convert(image, into: target)) != nil
         else { return nil }

@@ -867,7 +867,8 @@ package final class PhotoWorker: @unchecked Sendable {
             }
         }
         throw failure
-            ?? CaptureError(.invalidArgument, "the \(thumbnail.width)x\(thumbnail.height) thumbnail could not be embedded")
+            ?? CaptureError(
+                .invalidArgument, "the \(thumbnail.width)x\(thumbnail.height) thumbnail could not be embedded")
     }
 
     /// The JPEG of `image`: an MJPEG camera's own frame (with the standard Huffman tables where it
