@@ -182,4 +182,58 @@ struct PhotoImageTests {
             shared: nil)
         #expect(EXIFWriter.thumbnail(from: file) != nil)
     }
+
+    @Test("a Motion-JPEG camera's photo: the camera's JPEG decoded as a CGImage, and a thumbnail of its frame")
+    func motionJPEGCamera() throws {
+        let camera = JPEGFrameCamera()
+        let photos = CapturePhotoOutput()
+        let session = CaptureSession(notificationCenter: NotificationCenter())
+        session.sessionPreset = .inputPriority
+        try session.tryAddInput(try CaptureDeviceInput(device: CaptureDevice(backend: camera)))
+        try session.tryAddOutput(photos)
+        session.startRunning()
+        #expect(session.isRunning)
+        defer { session.stopRunning() }
+        let recorder = PhotoRecorder()
+        let settings = CapturePhotoSettings()
+        settings.embeddedThumbnailPhotoFormat = [VideoCodecKey: VideoCodecType.jpeg, VideoHeightKey: 96]
+        settings.previewPhotoFormat = [kCVPixelBufferPixelFormatTypeKey: kCVPixelFormatType_32BGRA]
+        photos.capturePhoto(with: settings, delegate: recorder)
+        #expect(camera.push(try JPEGTestSupport.jpeg(7), sequence: 7))
+        #expect(recorder.waitForFinished(1))
+        let result = try #require(recorder.results(settings.uniqueID).first)
+        #expect(result.error == nil)
+        let photo = result.photo
+        let image = try #require(photo.cgImageRepresentation())
+        #expect(image.width == 640 && image.height == 480)
+        #expect(TestPattern.readSequenceNumber(from: try buffer(of: image)) == 7)
+        let preview = try #require(photo.previewCGImageRepresentation())
+        #expect(preview.width == 640 && preview.height == 480)
+        // Height 96 asked: the box is 640 wide at most, so 128 x 96.
+        #expect(photo.resolvedSettings.embeddedThumbnailDimensions == CaptureDevice.Dimensions(width: 128, height: 96))
+        let file = [UInt8](try #require(photo.fileDataRepresentation()))
+        let thumbnail = try #require(EXIFWriter.thumbnail(from: file))
+        #expect(try PhotoTestSupport.patternNumber(thumbnail, width: 128, height: 96) == 7)
+    }
+
+    @Test("a deferred photo proxy embeds the thumbnail when it is processed")
+    func deferredProxyThumbnail() throws {
+        let rig = try ModesRig()
+        let proxies = ProxyRecorder()
+        rig.photos.isAutoDeferredPhotoDeliveryEnabled = true
+        rig.session.startRunning()
+        try rig.push(0...1)
+        let settings = CapturePhotoSettings()
+        settings.embeddedThumbnailPhotoFormat = [VideoCodecKey: VideoCodecType.jpeg]
+        rig.photos.capturePhoto(with: settings, delegate: proxies)
+        try rig.camera.push(2, arrival: ModesRig.arrival(2))
+        #expect(proxies.finished.wait(timeout: .now() + 10) == .success)
+        rig.session.stopRunning()
+        let proxy = try #require(proxies.proxy)
+        #expect(proxy.resolvedSettings.embeddedThumbnailDimensions == CaptureDevice.Dimensions(width: 160, height: 120))
+        let file = [UInt8](try #require(proxy.fileDataRepresentation()))
+        let thumbnail = try #require(EXIFWriter.thumbnail(from: file))
+        #expect(try PhotoTestSupport.patternNumber(thumbnail, width: 160, height: 120) == 2)
+        #expect(proxy.cgImageRepresentation()?.width == 640)
+    }
 }

@@ -408,7 +408,7 @@ private final class DeferredStartRecorder: CaptureSessionDeferredStartDelegate, 
 }
 
 /// Records a deferred request's callbacks and its proxy.
-private final class ProxyRecorder: CapturePhotoCaptureDelegate, Sendable {
+final class ProxyRecorder: CapturePhotoCaptureDelegate, Sendable {
     private let state = Mutex<(calls: [String], proxy: CaptureDeferredPhotoProxy?)>(([], nil))
     let finished = DispatchSemaphore(value: 0)
     var calls: [String] { state.withLock { $0.calls } }
