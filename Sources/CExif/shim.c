@@ -81,6 +81,25 @@ int vf_exif_set_undefined(ExifData *data, ExifIfd ifd, ExifTag tag, const uint8_
     return 0;
 }
 
+int vf_exif_set_thumbnail(ExifData *data, const unsigned char *bytes, unsigned int size) {
+    if (!data || !bytes || size == 0) return -1;
+    // libexif frees `data->data` with its default allocator (free) when the data goes.
+    unsigned char *copy = malloc(size);
+    if (!copy) return -1;
+    memcpy(copy, bytes, size);
+    free(data->data);
+    data->data = copy;
+    data->size = size;
+    return 0;
+}
+
+const unsigned char *vf_exif_thumbnail(ExifData *data, unsigned int *size) {
+    if (size) *size = 0;
+    if (!data || !data->data || data->size == 0) return NULL;
+    if (size) *size = data->size;
+    return data->data;
+}
+
 int vf_exif_save(ExifData *data, unsigned char **bytes, unsigned int *size) {
     if (!data || !bytes || !size) return -1;
     *bytes = NULL;

@@ -417,6 +417,8 @@ struct vf_pw_describe {
     int capacity;
     int count;
     int got_info;
+    /// Set when the node says its params changed (its formats may be there now).
+    int params_changed;
 };
 
 static void vf_copy(char *out, size_t size, const struct spa_dict *props, const char *key) {
@@ -426,6 +428,11 @@ static void vf_copy(char *out, size_t size, const struct spa_dict *props, const 
 
 static void on_node_info(void *data, const struct pw_node_info *info) {
     struct vf_pw_describe *d = data;
+    if (info->change_mask & PW_NODE_CHANGE_MASK_PARAMS) {
+        d->params_changed = 1;
+        pw_thread_loop_signal(d->c->loop, false);
+    }
+    if (d->got_info && !(info->change_mask & PW_NODE_CHANGE_MASK_PROPS)) return;
     const struct spa_dict *props = info->props;
     vf_copy(d->details->name, sizeof d->details->name, props, PW_KEY_NODE_NAME);
     vf_copy(d->details->description, sizeof d->details->description, props, PW_KEY_NODE_DESCRIPTION);
@@ -473,11 +480,26 @@ int vf_pw_node_describe(
         return -errno;
     }
     pw_node_add_listener(node, &listener, &vf_node_events, &d);
-    pw_node_enum_params(node, 0, SPA_PARAM_EnumFormat, 0, UINT32_MAX, NULL);
-    // Twice: the bind and the enumeration reach the node's owner, whose answers come after the
-    // first round trip of ours completes.
-    int res = vf_pw_sync_locked(c, timeout_ms);
-    if (res == 0) res = vf_pw_sync_locked(c, timeout_ms);
+    struct timespec deadline;
+    pw_thread_loop_get_time(c->loop, &deadline, (int64_t)timeout_ms * SPA_NSEC_PER_MSEC);
+    int res = 0;
+    for (int round = 0; round < 50; round++) {
+        d.params_changed = 0;
+        pw_node_enum_params(node, 0, SPA_PARAM_EnumFormat, 0, UINT32_MAX, NULL);
+        // Twice: the bind and the enumeration reach the node's owner, whose answers come after
+        // the first round trip of ours completes.
+        res = vf_pw_sync_locked(c, timeout_ms);
+        if (res == 0) res = vf_pw_sync_locked(c, timeout_ms);
+        if (res != 0 || d.count > 0) break;
+        // No format yet: a producer's node is in the registry before the update that carries
+        // its formats has reached the daemon (seen under load, where a camera that came back
+        // was listed with none). Wait for the node to say its params changed, and ask again,
+        // until the deadline; a node that never offers a format is then listed with none.
+        while (!d.params_changed && !c->error) {
+            if (pw_thread_loop_timed_wait_full(c->loop, &deadline) != 0) break;
+        }
+        if (!d.params_changed) break;
+    }
     spa_hook_remove(&listener);
     pw_proxy_destroy((struct pw_proxy *)node);
     pw_thread_loop_unlock(c->loop);
@@ -668,6 +690,8 @@ struct vf_pw_producer {
     vf_pw_control controls[VF_PW_MAX_CONTROLS];
     int control_count;
     int shows_values;
+    /// Offers its format this long after its node appears (0: at once), as a slow producer does.
+    struct spa_source *format_timer;
 };
 
 static void vf_pw_frame_geometry(const vf_pw_format *f, uint32_t *size, int32_t *stride) {
@@ -714,6 +738,15 @@ static int vf_pw_produce(struct vf_pw_producer *p) {
     pw_stream_trigger_process(p->stream);
     p->produced++;
     return 1;
+}
+
+static void on_producer_format_timer(void *data, uint64_t expirations) {
+    struct vf_pw_producer *p = data;
+    (void)expirations;
+    uint8_t buffer[1024];
+    struct spa_pod_builder b = SPA_POD_BUILDER_INIT(buffer, sizeof(buffer));
+    const struct spa_pod *params[1] = {vf_pw_build_format(&b, &p->format)};
+    pw_stream_update_params(p->stream, params, 1);
 }
 
 static void on_producer_timer(void *data, uint64_t expirations) {
@@ -871,7 +904,7 @@ static const struct pw_stream_events vf_producer_events = {
 
 vf_pw_producer *vf_pw_producer_open(
     vf_pw_connection *c, const char *name, const char *description, const vf_pw_format *format, int paced,
-    vf_pw_fill_fn fill, void *user, char *error, size_t error_size) {
+    int format_delay_ms, vf_pw_fill_fn fill, void *user, char *error, size_t error_size) {
     struct vf_pw_producer *p = calloc(1, sizeof(*p));
     if (!p) return NULL;
     p->c = c;
@@ -894,7 +927,24 @@ vf_pw_producer *vf_pw_producer_open(
     }
     if (paced) p->timer = pw_loop_add_timer(pw_thread_loop_get_loop(c->loop), on_producer_timer, p);
     pw_stream_add_listener(p->stream, &p->listener, &vf_producer_events, p);
-    int res = vf_pw_connect_stream(p->stream, &p->listener, PW_DIRECTION_OUTPUT, PW_STREAM_FLAG_DRIVER, format);
+    int res;
+    if (format_delay_ms > 0) {
+        // The node appears offering nothing; its format follows in a later update.
+        res = pw_stream_connect(
+            p->stream, PW_DIRECTION_OUTPUT, PW_ID_ANY, PW_STREAM_FLAG_DRIVER | PW_STREAM_FLAG_MAP_BUFFERS, NULL, 0);
+        if (res < 0) {
+            spa_hook_remove(&p->listener);
+            pw_stream_destroy(p->stream);
+        } else {
+            struct pw_loop *loop = pw_thread_loop_get_loop(c->loop);
+            p->format_timer = pw_loop_add_timer(loop, on_producer_format_timer, p);
+            struct timespec value = {format_delay_ms / 1000, (long)(format_delay_ms % 1000) * 1000000L};
+            struct timespec none = {0};
+            pw_loop_update_timer(loop, p->format_timer, &value, &none, false);
+        }
+    } else {
+        res = vf_pw_connect_stream(p->stream, &p->listener, PW_DIRECTION_OUTPUT, PW_STREAM_FLAG_DRIVER, format);
+    }
     if (res < 0) {
         if (p->timer) pw_loop_destroy_source(pw_thread_loop_get_loop(c->loop), p->timer);
         pw_thread_loop_unlock(c->loop);
@@ -925,6 +975,7 @@ void vf_pw_producer_close(vf_pw_producer *p) {
     if (!p) return;
     pw_thread_loop_lock(p->c->loop);
     if (p->timer) pw_loop_destroy_source(pw_thread_loop_get_loop(p->c->loop), p->timer);
+    if (p->format_timer) pw_loop_destroy_source(pw_thread_loop_get_loop(p->c->loop), p->format_timer);
     vf_pw_destroy_stream(p->stream, &p->listener);
     pw_thread_loop_unlock(p->c->loop);
     free(p);

@@ -61,7 +61,7 @@ extension CaptureMetadataOutputObjectsDelegate {
 ///
 /// Thread safety: every member may be used from any thread; changes apply between frames.
 // unchecked: state is in the core.
-public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
+public final class CaptureMetadataOutput: CaptureOutput, SynchronizedDataSource, @unchecked Sendable {
     /// What the output is set to: read once per negotiation.
     package struct Settings: Sendable, Equatable {
         package var types: [MetadataObject.ObjectType] = []
@@ -108,10 +108,23 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         let reportedObjects = Mutex(false)
     }
 
+    /// What one frame's reading found: the objects (empty when none) and the frame's time.
+    package struct Found: Sendable {
+        package var objects: [MetadataObject]
+        package var time: MediaTime
+    }
+
+    /// Where frames go while a ``CaptureDataOutputSynchronizer`` synchronizes the output, and the
+    /// delegate it stands in for (the engine hands products over only while a delegate is set).
+    package final class SynchronizedRoute: Sendable, CaptureMetadataOutputObjectsDelegate {
+        let sink = Mutex<SynchronizedDataSink?>(nil)
+    }
+
     /// The output's job on the shared core: decode on the staging lanes, hand results over.
     package struct Body: OutputBody {
         package typealias Delegate = any CaptureMetadataOutputObjectsDelegate
         package let reports = ReportState()
+        package let route = SynchronizedRoute()
 
         package var label: String { "metadata-output" }
         package var acceptedMediaTypes: [MediaType] { [.video] }
@@ -128,7 +141,7 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
 
         /// Decoding runs on two lanes (two cores), off the capture thread and off the delegate's
         /// queue; nothing is staged while no type is asked for.
-        package var staging: DeliveryEngine<Context, [MetadataObject]>.Staging? {
+        package var staging: DeliveryEngine<Context, Found>.Staging? {
             .init(
                 lanes: { $0.request.types.isEmpty ? 0 : 2 },
                 run: { sample, context, lane in
@@ -147,17 +160,26 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
 
         package func prepare(
             _ sample: CapturedSample, context: Context, budget: FrameBudget, connection: CaptureConnection
-        ) -> DeliveryEngine<Context, [MetadataObject]>.Preparation {
+        ) -> DeliveryEngine<Context, Found>.Preparation {
             // Staged frames have their result waiting; others (nothing asked for) are read here.
             switch context.take(sample.sequenceNumber) ?? context.detect(sample, lane: 0) {
-            case .success(let objects): return .ready(objects, holdsSlot: false)
+            case .success(let objects):
+                return .ready(Found(objects: objects, time: sample.presentationTime), holdsSlot: false)
             case .failure: return .dropped(.droppedByProcessor(Self.dropName))
             }
         }
 
         package func consume(
-            _ objects: [MetadataObject], from connection: CaptureConnection, output: CaptureOutput, delegate: Delegate
+            _ found: Found, from connection: CaptureConnection, output: CaptureOutput, delegate: Delegate
         ) {
+            if let sink = route.sink.withLock({ $0 }) {
+                // Synchronized: every frame read is handed over, with or without objects.
+                sink.receive(
+                    CaptureSynchronizedMetadataObjectData(metadataObjects: found.objects, timestamp: found.time),
+                    at: found.time)
+                return
+            }
+            let objects = found.objects
             let hadObjects = reports.reportedObjects.withLock { had in
                 defer { had = !objects.isEmpty }
                 return had
@@ -167,10 +189,13 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
         }
 
         /// AVFoundation's metadata delegate hears of no drops: they are counted in the
-        /// statistics.
+        /// statistics. A synchronizer is told of the (first) dropped frame, with no data, so that
+        /// the video frame of its time is still handed over.
         package func reportDrop(
-            _ drop: DeliveryEngine<Context, [MetadataObject]>.DropReport, output: CaptureOutput, delegate: Delegate
-        ) {}
+            _ drop: DeliveryEngine<Context, Found>.DropReport, output: CaptureOutput, delegate: Delegate
+        ) {
+            route.sink.withLock { $0 }?.receive(nil, at: drop.presentationTime)
+        }
 
         package func streamDidBegin(_ context: Context) {}
     }
@@ -200,6 +225,20 @@ public final class CaptureMetadataOutput: CaptureOutput, @unchecked Sendable {
 
     /// The queue the delegate is called on.
     public var metadataObjectsCallbackQueue: DispatchQueue? { core.callbackQueue }
+
+    // MARK: Synchronizer
+
+    /// Hands every frame's result to a synchronizer's `sink` on `queue` instead of the delegate
+    /// (which it replaces, as AVFoundation's synchronizer does); `nil` stops that.
+    package func routeSynchronizedData(to sink: SynchronizedDataSink?, queue: DispatchQueue?) {
+        let route = core.body.route
+        route.sink.withLock { $0 = sink }
+        if sink != nil {
+            core.setDelegate({ route }, queue: queue)
+        } else {
+            core.setDelegate(nil, queue: nil)
+        }
+    }
 
     // MARK: Types
 

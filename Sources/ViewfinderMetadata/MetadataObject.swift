@@ -201,3 +201,20 @@ public class BarcodeDescriptor: @unchecked Sendable {  // unchecked: no state.
     /// A descriptor with nothing in it (for subclasses).
     public init() {}
 }
+
+/// A metadata output's objects in a synchronized collection
+/// (`AVCaptureSynchronizedMetadataObjectData`): what it found in the frame of the collection's
+/// time, when a ``CaptureMetadataOutput`` is one of a ``CaptureDataOutputSynchronizer``'s outputs.
+///
+/// Thread safety: immutable; freely sendable.
+public final class CaptureSynchronizedMetadataObjectData: CaptureSynchronizedData, @unchecked Sendable {
+    // unchecked: immutable.
+    /// The objects found in the frame, in metadata-output coordinates as the output's delegate
+    /// gets them; never `nil`, empty when the frame had none.
+    public let metadataObjects: [MetadataObject]
+
+    package init(metadataObjects: [MetadataObject], timestamp: MediaTime) {
+        self.metadataObjects = metadataObjects
+        super.init(timestamp: timestamp)
+    }
+}

@@ -28,7 +28,9 @@ package final class PipeWireCameraBackend: DeviceBackend {
     package let modelID: String
     package var manufacturer: String { "" }
     package var deviceType: CaptureDevice.DeviceType { .external }
-    package let formats: [CaptureDevice.Format]
+    /// What the node offers (replaced when the node comes back offering something else).
+    package var formats: [CaptureDevice.Format] { offered.withLock { $0 } }
+    private let offered: Mutex<[CaptureDevice.Format]>
     /// The node's `node.name` (stable across restarts of its producer).
     package let nodeName: String
     /// The V4L2 node behind the camera (`api.v4l2.path`, else `object.path` `v4l2:/dev/videoN`),
@@ -76,7 +78,7 @@ package final class PipeWireCameraBackend: DeviceBackend {
         self.v4l2BusInfo = Self.string(details.v4l2_bus_info)
         self.v4l2Card = Self.string(details.v4l2_card)
         self.busPath = Self.string(details.bus_path)
-        self.formats = formats
+        self.offered = Mutex(formats)
         self.node = Mutex(Node(id: nodeID, serial: details.serial))
         self.connection = Mutex(connection)
         self.controlState = Mutex(Controls(map: PipeWireControlMap(controls)))
@@ -94,8 +96,13 @@ package final class PipeWireCameraBackend: DeviceBackend {
     /// The node's registry ID now.
     package var nodeID: UInt32 { node.withLock { $0.id } }
 
-    /// Called by the provider: the node is back (possibly at a new ID, through a new connection).
-    package func reappeared(id: UInt32, serial: UInt32, connection: PipeWireConnection, controls: [vf_pw_control]) {
+    /// Called by the provider: the node is back (possibly at a new ID, through a new connection,
+    /// offering other formats).
+    package func reappeared(
+        id: UInt32, serial: UInt32, formats: [CaptureDevice.Format], connection: PipeWireConnection,
+        controls: [vf_pw_control]
+    ) {
+        offered.withLock { $0 = formats }
         node.withLock { $0 = Node(id: id, serial: serial) }
         self.connection.withLock { $0 = connection }
         controlState.withLock { $0 = Controls(map: PipeWireControlMap(controls)) }
@@ -113,10 +120,14 @@ package final class PipeWireCameraBackend: DeviceBackend {
     ) throws(CaptureError) -> MediaTime {
         try checkCanStream(format)
         let duration = format.supports(frameDuration: frameDuration) ? frameDuration : format.minFrameDuration
-        guard let connection = connection.withLock({ $0 }) else {
-            throw CaptureError(.deviceDisconnected, "'\(localizedName)' is disconnected: its PipeWire daemon is gone")
+        // A node that left is not asked for by its old serial: PipeWire's session manager would
+        // link the stream to another camera (the default source) instead.
+        let (serial, isConnected) = node.withLock { ($0.serial, $0.isConnected) }
+        guard isConnected, let connection = connection.withLock({ $0 }) else {
+            throw CaptureError(
+                .deviceDisconnected,
+                "'\(localizedName)' is disconnected: its PipeWire node is gone; capture resumes when it comes back")
         }
-        let serial = node.withLock { $0.serial }
         let stream = try PipeWireCaptureStream(
             connection: connection, serial: serial, format: format, frameDuration: duration, name: localizedName,
             sink: sink)

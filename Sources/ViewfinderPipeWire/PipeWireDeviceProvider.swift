@@ -204,8 +204,11 @@ package final class PipeWireDeviceProvider: MonitoringDeviceProvider {
         let (backend, handler) = state.withLock {
             state -> (PipeWireCameraBackend, (@Sendable (DeviceChanges) -> Void)?) in
             let backend: PipeWireCameraBackend
-            if let existing = state.known[uniqueID], existing.formats == formats {
-                existing.reappeared(id: id, serial: details.serial, connection: connection, controls: controls)
+            // A node of the same name is the same camera come back, whatever it offers now: the
+            // app's device object (and a session waiting for it) stays the one it holds.
+            if let existing = state.known[uniqueID] {
+                existing.reappeared(
+                    id: id, serial: details.serial, formats: formats, connection: connection, controls: controls)
                 backend = existing
             } else {
                 backend = PipeWireCameraBackend(

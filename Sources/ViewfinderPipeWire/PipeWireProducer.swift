@@ -45,10 +45,11 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
     package let format: CaptureDevice.Format
 
     /// Publishes node `name` (shown as `description`) offering exactly `format` at its fastest
-    /// rate, through `connection`.
+    /// rate, through `connection`; with `formatDelayMilliseconds` > 0 the node first appears
+    /// offering nothing and offers `format` that much later, as a slow producer does.
     package init(
         connection: PipeWireConnection, name: String, description: String, format: CaptureDevice.Format,
-        paced: Bool = true, fill: @escaping (Target, UInt64) -> Int
+        paced: Bool = true, formatDelayMilliseconds: Int = 0, fill: @escaping (Target, UInt64) -> Int
     ) throws(CaptureError) {
         self.connection = connection
         self.format = format
@@ -73,8 +74,8 @@ package final class PipeWireProducer: @unchecked Sendable {  // unchecked: the h
         }
         guard
             let handle = vf_pw_producer_open(
-                connection.handle, name, description, &request, paced ? 1 : 0, fillFunction, box.toOpaque(), &message,
-                message.count)
+                connection.handle, name, description, &request, paced ? 1 : 0, Int32(clamping: formatDelayMilliseconds),
+                fillFunction, box.toOpaque(), &message, message.count)
         else {
             box.release()
             throw CaptureError(.ioError, "cannot publish PipeWire node '\(name)': \(PipeWireConnection.text(message))")

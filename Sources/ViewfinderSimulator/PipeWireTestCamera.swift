@@ -15,10 +15,11 @@ package final class PipeWireTestCamera: Sendable {
 
     /// Publishes node `name` in `format` (`yuyv`, `nv12`, `i420`, `bgrx` or `mjpeg`) at `width` x
     /// `height` and `framesPerSecond`, on the daemon at `remoteName` (default `$PIPEWIRE_REMOTE`),
-    /// with `controls` in its PropInfo and Props (none by default).
+    /// with `controls` in its PropInfo and Props (none by default). With `formatDelayMilliseconds`
+    /// > 0 the node appears offering nothing and offers its format that much later.
     package init(
         name: String, format: String, width: Int, height: Int, framesPerSecond: Int32, remoteName: String? = nil,
-        controls: [PipeWireProducer.Control] = []
+        controls: [PipeWireProducer.Control] = [], formatDelayMilliseconds: Int = 0
     ) throws(CaptureError) {
         let pixelFormat: PixelFormat
         switch format {
@@ -57,7 +58,7 @@ package final class PipeWireTestCamera: Sendable {
         }
         producer = try PipeWireProducer(
             connection: connection, name: name, description: "Viewfinder test camera \(name)", format: captureFormat,
-            fill: fill)
+            formatDelayMilliseconds: formatDelayMilliseconds, fill: fill)
         if !controls.isEmpty { try producer.publish(controls: controls) }
     }
 

@@ -11,7 +11,7 @@ import Testing
 /// A camera whose frames the test pushes, each drawn with its number (``TestPattern``) and
 /// stamped as arriving at a time the test chooses on a ``ManualClock`` (the clock the photo
 /// output's requests are stamped with, set by the test).
-private final class PushedFrameCamera: DeviceBackend, @unchecked Sendable {
+final class PushedFrameCamera: DeviceBackend, @unchecked Sendable {
     // unchecked: the sink is in a Mutex; the rest is immutable.
     let uniqueID = "test.pushed-frame-camera"
     let localizedName = "Pushed Frame Camera"
@@ -54,7 +54,7 @@ private final class PushedFrameCamera: DeviceBackend, @unchecked Sendable {
 }
 
 /// A session on a ``PushedFrameCamera`` with a photo output whose requests are stamped on `clock`.
-private struct ModesRig {
+struct ModesRig {
     let clock = ManualClock()
     let camera: PushedFrameCamera
     let session = CaptureSession(notificationCenter: NotificationCenter())
@@ -408,7 +408,7 @@ private final class DeferredStartRecorder: CaptureSessionDeferredStartDelegate, 
 }
 
 /// Records a deferred request's callbacks and its proxy.
-private final class ProxyRecorder: CapturePhotoCaptureDelegate, Sendable {
+final class ProxyRecorder: CapturePhotoCaptureDelegate, Sendable {
     private let state = Mutex<(calls: [String], proxy: CaptureDeferredPhotoProxy?)>(([], nil))
     let finished = DispatchSemaphore(value: 0)
     var calls: [String] { state.withLock { $0.calls } }

@@ -26,6 +26,13 @@ int vf_exif_set_ascii(ExifData *data, ExifIfd ifd, ExifTag tag, const char *valu
 /// Sets `tag` in `ifd` to `size` UNDEFINED bytes. 0 on success.
 int vf_exif_set_undefined(ExifData *data, ExifIfd ifd, ExifTag tag, const uint8_t *bytes, unsigned int size);
 
+/// Sets the thumbnail (IFD1's JPEGInterchangeFormat data) to a copy of `size` bytes of a JPEG
+/// file, replacing any; libexif writes it after IFD1 when `data` is saved (IFD1 must have an entry,
+/// such as Compression). 0 on success.
+int vf_exif_set_thumbnail(ExifData *data, const unsigned char *bytes, unsigned int size);
+/// The thumbnail libexif found when loading (or that was set), and its size; NULL when none.
+const unsigned char *vf_exif_thumbnail(ExifData *data, unsigned int *size);
+
 /// Serialises `data` as the payload of an APP1 segment (starting "Exif\0\0") into a buffer
 /// the caller frees with `vf_exif_free`. 0 on success.
 int vf_exif_save(ExifData *data, unsigned char **bytes, unsigned int *size);

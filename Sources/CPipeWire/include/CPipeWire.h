@@ -155,9 +155,11 @@ typedef struct vf_pw_producer vf_pw_producer;
 /// the graph). `fill` writes each frame; every frame is stamped with a spa_meta_header (its
 /// sequence number and CLOCK_MONOTONIC time); a frame no buffer was free for is skipped, and its
 /// sequence number with it. `paced` 0: no timer, frames are pushed with vf_pw_producer_push.
+/// `format_delay_ms` > 0: the node appears offering no format and offers `format` that much
+/// later (a slow producer, for tests).
 vf_pw_producer *vf_pw_producer_open(
     vf_pw_connection *connection, const char *name, const char *description, const vf_pw_format *format, int paced,
-    vf_pw_fill_fn fill, void *user, char *error, size_t error_size);
+    int format_delay_ms, vf_pw_fill_fn fill, void *user, char *error, size_t error_size);
 /// Produces one frame now (for unpaced producers); returns 1 if a buffer was free, 0 if it was
 /// skipped (its sequence number is used up either way), -1 when the node is not streaming.
 int vf_pw_producer_push(vf_pw_producer *producer);

@@ -88,6 +88,15 @@ public enum EXIFWriter {
 
     /// The APP1 segment (`FF E1`, length, `"Exif\0\0"`, TIFF structure) holding `metadata`.
     public static func segment(for metadata: EXIFMetadata) throws(CaptureError) -> [UInt8] {
+        try segment(for: metadata, thumbnail: nil)
+    }
+
+    /// The APP1 segment holding `metadata` and, when given, `thumbnail` (a JPEG file) as the
+    /// EXIF thumbnail: IFD1 with Compression 6 (JPEG), the resolution tags and
+    /// JPEGInterchangeFormat/JPEGInterchangeFormatLength pointing at the thumbnail's bytes.
+    /// Throws ``CaptureError/Code/invalidArgument`` when the whole does not fit in an APP1
+    /// segment (65,533 bytes).
+    package static func segment(for metadata: EXIFMetadata, thumbnail: [UInt8]?) throws(CaptureError) -> [UInt8] {
         guard let data = vf_exif_new() else {
             throw CaptureError(.systemError, "libexif could not allocate EXIF data")
         }
@@ -146,6 +155,19 @@ public enum EXIFWriter {
             }
             check(vf_exif_set_long(data, EXIF_IFD_EXIF, tag, UInt32(value)), name)
         }
+        if let thumbnail {
+            guard !thumbnail.isEmpty, thumbnail.count < 0xFFFF else {
+                throw CaptureError(
+                    .invalidArgument,
+                    "an EXIF thumbnail of \(thumbnail.count) bytes does not fit in an APP1 segment: make it smaller")
+            }
+            // IFD 1: the thumbnail, a JPEG file (libexif adds its offset and length when saving).
+            check(vf_exif_set_short(data, EXIF_IFD_1, EXIF_TAG_COMPRESSION, 6), "Compression (IFD1)")
+            check(vf_exif_set_rational(data, EXIF_IFD_1, EXIF_TAG_X_RESOLUTION, 72, 1), "XResolution (IFD1)")
+            check(vf_exif_set_rational(data, EXIF_IFD_1, EXIF_TAG_Y_RESOLUTION, 72, 1), "YResolution (IFD1)")
+            check(vf_exif_set_short(data, EXIF_IFD_1, EXIF_TAG_RESOLUTION_UNIT, 2), "ResolutionUnit (IFD1)")
+            check(vf_exif_set_thumbnail(data, thumbnail, UInt32(thumbnail.count)), "the thumbnail")
+        }
         guard failed.isEmpty else {
             throw CaptureError(.systemError, "libexif could not set \(failed.joined(separator: ", "))")
         }
@@ -159,7 +181,10 @@ public enum EXIFWriter {
         guard length <= 0xFFFF else {
             throw CaptureError(
                 .invalidArgument,
-                "the EXIF data is \(size) bytes; an APP1 segment holds at most 65533: shorten the metadata")
+                thumbnail == nil
+                    ? "the EXIF data is \(size) bytes; an APP1 segment holds at most 65533: shorten the metadata"
+                    : "the EXIF data with its thumbnail is \(size) bytes; an APP1 segment holds at most 65533: "
+                        + "ask for a smaller thumbnail or shorten the metadata")
         }
         return [0xFF, 0xE1, UInt8(length >> 8), UInt8(length & 0xFF)]
             + UnsafeBufferPointer(start: bytes, count: Int(size))
@@ -168,7 +193,15 @@ public enum EXIFWriter {
     /// The JPEG file `jpeg` with `metadata` as its EXIF APP1 segment right after SOI; an EXIF
     /// APP1 segment it already has is replaced (other segments are kept as they are).
     public static func insert(_ metadata: EXIFMetadata, into jpeg: [UInt8]) throws(CaptureError) -> [UInt8] {
-        let segment = try segment(for: metadata)
+        try insert(metadata, thumbnail: nil, into: jpeg)
+    }
+
+    /// The JPEG file `jpeg` with `metadata` and, when given, the JPEG file `thumbnail` as its EXIF
+    /// thumbnail (see ``segment(for:thumbnail:)``), the APP1 segment right after SOI.
+    package static func insert(
+        _ metadata: EXIFMetadata, thumbnail: [UInt8]?, into jpeg: [UInt8]
+    ) throws(CaptureError) -> [UInt8] {
+        let segment = try segment(for: metadata, thumbnail: thumbnail)
         let existing: [JPEGFrame.Segment]? = jpeg.withUnsafeBytes { bytes in
             JPEGFrame.layout(bytes).map { layout in
                 layout.segments.filter { segment in
@@ -205,6 +238,19 @@ public enum EXIFWriter {
     }
 
     // MARK: - Reading
+
+    /// The EXIF thumbnail (IFD1's JPEG) of a JPEG file or APP1 payload, read with libexif; `nil`
+    /// when it has none.
+    package static func thumbnail(from jpeg: [UInt8]) -> [UInt8]? {
+        guard !jpeg.isEmpty, jpeg.count <= Int(UInt32.max) else { return nil }
+        guard let data = jpeg.withUnsafeBufferPointer({ vf_exif_load($0.baseAddress, UInt32($0.count)) }) else {
+            return nil
+        }
+        defer { exif_data_unref(data) }
+        var size: UInt32 = 0
+        guard let bytes = vf_exif_thumbnail(data, &size), size > 0 else { return nil }
+        return Array(UnsafeBufferPointer(start: bytes, count: Int(size)))
+    }
 
     /// The EXIF fields of a JPEG file (or of an APP1 payload), parsed with libexif; `nil` when it
     /// has no EXIF data.

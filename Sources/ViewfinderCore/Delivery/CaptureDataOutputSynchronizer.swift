@@ -18,13 +18,35 @@ extension CaptureOutput {
     }
 }
 
-/// One output's data in a synchronized collection (`AVCaptureSynchronizedData`).
+/// One output's data in a synchronized collection (`AVCaptureSynchronizedData`). Open, as the
+/// Objective-C class is in Swift, so that the metadata output's module can add
+/// `CaptureSynchronizedMetadataObjectData`; only the package's modules can make one.
 ///
 /// Thread safety: immutable; freely sendable.
-public class CaptureSynchronizedData: @unchecked Sendable {  // unchecked: immutable.
+open class CaptureSynchronizedData: @unchecked Sendable {  // unchecked: immutable.
     /// The data's presentation time.
     public let timestamp: MediaTime
-    init(timestamp: MediaTime) { self.timestamp = timestamp }
+    package init(timestamp: MediaTime) { self.timestamp = timestamp }
+}
+
+/// An output that is not a sample-buffer data output but can be synchronized (the metadata
+/// output): a ``CaptureDataOutputSynchronizer`` routes its per-frame results to a sink instead of
+/// its delegate.
+package protocol SynchronizedDataSource: CaptureOutput {
+    /// Hands each frame's result to `sink` on `queue` (replacing the output's delegate, as
+    /// AVFoundation's synchronizer does) — every frame the output reads, and every frame it drops
+    /// — or, with `nil`, stops doing so.
+    func routeSynchronizedData(to sink: SynchronizedDataSink?, queue: DispatchQueue?)
+}
+
+/// Where a ``SynchronizedDataSource`` hands its frames: each frame's presentation time and its
+/// data, or `nil` data for a frame the output did not read (dropped before it was analysed).
+package final class SynchronizedDataSink: Sendable {
+    private let deliver: @Sendable (MediaTime, CaptureSynchronizedData?) -> Void
+    init(_ deliver: @escaping @Sendable (MediaTime, CaptureSynchronizedData?) -> Void) { self.deliver = deliver }
+
+    /// Hands over the frame at `time`: its `data`, or `nil` when it was not analysed.
+    package func receive(_ data: CaptureSynchronizedData?, at time: MediaTime) { deliver(time, data) }
 }
 
 /// A video or audio data output's sample in a synchronized collection
@@ -91,6 +113,14 @@ public protocol CaptureDataOutputSynchronizerDelegate: AnyObject {
 /// partner is dropped, not held back) and calls its delegate with a
 /// ``CaptureSynchronizedDataCollection`` per match, on the delegate's queue.
 ///
+/// A metadata output (`ViewfinderMetadata`'s `CaptureMetadataOutput`) may be one of the outputs:
+/// it reports every frame it reads, so each of its frames pairs with the video frame of the same
+/// time, and the collection holds a `CaptureSynchronizedMetadataObjectData` whose
+/// `metadataObjects` are the codes found in that frame — an empty array when none were. A frame
+/// the metadata output did not read (dropped as late while its decoders were busy, or not
+/// readable) still pairs, so the video frame is handed over, but the collection has no data for
+/// the metadata output (``CaptureSynchronizedDataCollection/synchronizedData(for:)`` is `nil`).
+///
 /// ```swift
 /// let synchronizer = CaptureDataOutputSynchronizer(dataOutputs: [videoOutput, secondVideoOutput])
 /// synchronizer.setDelegate(self, queue: queue)
@@ -104,9 +134,10 @@ public final class CaptureDataOutputSynchronizer: @unchecked Sendable {  // unch
     private weak var storedDelegate: (any CaptureDataOutputSynchronizerDelegate)?
     private var queue: DispatchQueue?
     private var proxies: [SynchronizerProxy] = []
-    private let pairer: FramePairer<SampleBuffer>
+    private let pairer: FramePairer<CaptureSynchronizedData?>
 
-    /// A synchronizer of `dataOutputs` (video and audio data outputs; at least two to pair).
+    /// A synchronizer of `dataOutputs` (video, audio data and metadata outputs; at least two to
+    /// pair).
     /// The frame interval it pairs by is the first video output's device's
     /// ``CaptureDevice/activeVideoMinFrameDuration`` when connected, else 1/30 s.
     public init(dataOutputs: [CaptureOutput]) {
@@ -138,21 +169,31 @@ public final class CaptureDataOutputSynchronizer: @unchecked Sendable {  // unch
                 video.setSampleBufferDelegate(delegate == nil ? nil : proxy, queue: delegate == nil ? nil : queue)
             } else if let audio = output as? CaptureAudioDataOutput {
                 audio.setSampleBufferDelegate(delegate == nil ? nil : proxy, queue: delegate == nil ? nil : queue)
+            } else if let source = output as? any SynchronizedDataSource {
+                let stream = proxy.stream
+                let sink = SynchronizedDataSink { [weak self] time, data in
+                    self?.receive(data, at: time, stream: stream)
+                }
+                source.routeSynchronizedData(to: delegate == nil ? nil : sink, queue: delegate == nil ? nil : queue)
             }
         }
     }
 
     /// A sample from output `stream`: pairs it and hands over what it completed (on the queue).
     fileprivate func receive(_ sampleBuffer: SampleBuffer, stream: Int) {
-        let tuples = pairer.add(sampleBuffer, at: sampleBuffer.presentationTimeStamp, stream: stream)
+        receive(
+            CaptureSynchronizedSampleBufferData(sampleBuffer: sampleBuffer, dropped: nil),
+            at: sampleBuffer.presentationTimeStamp, stream: stream)
+    }
+
+    /// Output `stream`'s data at `time` (`nil`: a frame it did not read): pairs it and hands over
+    /// what it completed (on the queue).
+    private func receive(_ data: CaptureSynchronizedData?, at time: MediaTime, stream: Int) {
+        let tuples = pairer.add(data, at: time, stream: stream)
         guard !tuples.isEmpty, let delegate else { return }
         for tuple in tuples {
-            let entries = zip(dataOutputs, tuple.frames).map { output, frame in
-                (
-                    output: output,
-                    data: CaptureSynchronizedSampleBufferData(sampleBuffer: frame, dropped: nil)
-                        as CaptureSynchronizedData
-                )
+            let entries = zip(dataOutputs, tuple.frames).compactMap { output, frame in
+                frame.map { (output: output, data: $0) }
             }
             delegate.dataOutputSynchronizer(self, didOutput: CaptureSynchronizedDataCollection(entries))
         }
@@ -167,7 +208,7 @@ private final class SynchronizerProxy: CaptureVideoDataOutputSampleBufferDelegat
     CaptureAudioDataOutputSampleBufferDelegate, @unchecked Sendable
 {
     private weak var synchronizer: CaptureDataOutputSynchronizer?
-    private let stream: Int
+    let stream: Int
     init(synchronizer: CaptureDataOutputSynchronizer, stream: Int) {
         self.synchronizer = synchronizer
         self.stream = stream

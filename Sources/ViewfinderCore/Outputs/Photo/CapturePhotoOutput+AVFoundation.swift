@@ -386,9 +386,21 @@ extension CapturePhotoSettings {
         get { porting.withLock { $0.previewPhotoFormat } }
         set { porting.withLock { $0.previewPhotoFormat = newValue } }
     }
-    /// Codecs an embedded thumbnail can have: JPEG.
-    public var availableEmbeddedThumbnailPhotoCodecTypes: [VideoCodecType] { [.jpeg] }
-    /// The embedded thumbnail asked for. Kept; no thumbnail is embedded in the JPEG.
+    /// Codecs an embedded thumbnail can have: JPEG for a JPEG photo, none for an uncompressed one.
+    public var availableEmbeddedThumbnailPhotoCodecTypes: [VideoCodecType] {
+        if case .uncompressed = resolvedFormat { return [] }
+        return [.jpeg]
+    }
+    /// The JPEG thumbnail to embed in the photo's EXIF data (IFD1), as `AVCapturePhotoSettings`'
+    /// (`nil`, the default: none): ``VideoCodecKey`` set to ``VideoCodecType/jpeg`` (the one codec
+    /// in ``availableEmbeddedThumbnailPhotoCodecTypes``), and optionally ``VideoWidthKey`` and
+    /// ``VideoHeightKey``, the box the thumbnail is scaled to fit, aspect kept (at most 640 pixels a
+    /// side; without them, 160 × 120, the size EXIF readers expect). The thumbnail's quality is the
+    /// photo's, lowered until the EXIF segment fits in its 64 KiB.
+    /// ``CaptureResolvedPhotoSettings/embeddedThumbnailDimensions`` says its size and
+    /// ``CapturePhoto/embeddedThumbnailPhotoFormat`` its format. Another codec (AVFoundation raises
+    /// an exception), another key, a size that is not positive, or an uncompressed photo format
+    /// fails the request with ``CaptureError/Code/invalidArgument``.
     public var embeddedThumbnailPhotoFormat: [String: Any]? {
         get { porting.withLock { $0.embeddedThumbnailPhotoFormat } }
         set { porting.withLock { $0.embeddedThumbnailPhotoFormat = newValue } }
@@ -507,8 +519,6 @@ public final class CapturePhotoBracketSettings: @unchecked Sendable {  // unchec
 extension CaptureResolvedPhotoSettings {
     /// The RAW photo's size: zero (no RAW).
     public var rawPhotoDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
-    /// The embedded thumbnail's size: zero (none is embedded).
-    public var embeddedThumbnailDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
     /// The RAW thumbnail's size: zero.
     public var rawEmbeddedThumbnailDimensions: CaptureDevice.Dimensions { .init(width: 0, height: 0) }
     /// The portrait effects matte's size: zero.
@@ -561,8 +571,14 @@ extension CapturePhoto {
     /// The preview image asked for with ``CapturePhotoSettings/previewPhotoFormat`` (BGRA, scaled
     /// to fit the size asked), or `nil` when none was asked for. The buffer is the photo's own.
     public var previewPixelBuffer: PixelBuffer? { preview }
-    /// The embedded thumbnail's format: `nil` (none is embedded).
-    public var embeddedThumbnailPhotoFormat: [String: Any]? { nil }
+    /// The embedded thumbnail's format as it was made — ``VideoCodecKey`` (``VideoCodecType/jpeg``),
+    /// ``VideoWidthKey`` and ``VideoHeightKey`` (`Int`) — or `nil` when none was asked for with
+    /// ``CapturePhotoSettings/embeddedThumbnailPhotoFormat``.
+    public var embeddedThumbnailPhotoFormat: [String: Any]? {
+        let size = resolvedSettings.embeddedThumbnailDimensions
+        guard size.width > 0, size.height > 0 else { return nil }
+        return [VideoCodecKey: VideoCodecType.jpeg, VideoWidthKey: Int(size.width), VideoHeightKey: Int(size.height)]
+    }
     /// Camera calibration data: `nil`.
     public var cameraCalibrationData: AnyObject? { nil }
     /// A segmentation matte: `nil`.

@@ -302,8 +302,10 @@ public final class CaptureDeferredPhotoProxy: CapturePhoto, @unchecked Sendable 
             let worker = PhotoWorker()
             worker.beginFrame()
             defer { worker.endFrame() }
-            let jpeg = try worker.jpeg(frame, quality: quality)
-            let file = try EXIFWriter.insert(exif, into: jpeg)
+            let size = resolvedSettings.embeddedThumbnailDimensions
+            let file = try worker.file(
+                frame, quality: quality, metadata: exif, thumbnail: size.width > 0 && size.height > 0 ? size : nil,
+                shared: nil)
             result = .success(
                 CapturePhoto(
                     timestamp: timestamp, resolvedSettings: resolvedSettings, pixelBuffer: nil,

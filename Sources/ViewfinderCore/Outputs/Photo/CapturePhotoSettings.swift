@@ -282,4 +282,7 @@ public struct CaptureResolvedPhotoSettings: Sendable, Hashable {
     /// The size of the deferred photo proxy's photo when the request is delivered as a
     /// ``CaptureDeferredPhotoProxy``; zero when it is delivered as a processed photo.
     public internal(set) var deferredPhotoProxyDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
+    /// The size of the JPEG thumbnail embedded in the photo's EXIF data (asked for with
+    /// ``CapturePhotoSettings/embeddedThumbnailPhotoFormat``); zero when none is embedded.
+    public internal(set) var embeddedThumbnailDimensions = CaptureDevice.Dimensions(width: 0, height: 0)
 }

@@ -35,6 +35,8 @@ package struct PhotoRequest: Sendable {
     package var preview: CaptureDevice.Dimensions? = nil
     /// Whether it is delivered as a ``CaptureDeferredPhotoProxy``.
     package var deferred = false
+    /// The EXIF thumbnail asked for: its size (`nil`: none).
+    package var thumbnail: CaptureDevice.Dimensions? = nil
 }
 
 /// The photo modes of AVFoundation's responsive capture family, as an output has them set.
@@ -323,6 +325,15 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
                 if refusal == nil { refusal = error }
             }
         }
+        if let thumbnailFormat = settings.embeddedThumbnailPhotoFormat {
+            switch Self.thumbnailSize(thumbnailFormat, photo: photoSize, photoFormat: format) {
+            case .success(let size):
+                request.thumbnail = size
+                request.resolved.embeddedThumbnailDimensions = size
+            case .failure(let error):
+                if refusal == nil { refusal = error }
+            }
+        }
         if case .jpeg = format, modes.autoDeferredPhotoDelivery, context?.format.pixelFormat != .mjpeg {
             request.deferred = true
             request.resolved.deferredPhotoProxyDimensions = photoSize
@@ -429,6 +440,81 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
         guard photoWidth > 0, photoHeight > 0 else { return .success(photo) }
         let boxWidth = width ?? (height.map { $0 * photoWidth / photoHeight } ?? photoWidth)
         let boxHeight = height ?? (width.map { $0 * photoHeight / photoWidth } ?? photoHeight)
+        // Fit inside the box, aspect kept, even sides (chroma), at least 2, never larger than the photo.
+        let scale = min(1, min(Double(boxWidth) / Double(photoWidth), Double(boxHeight) / Double(photoHeight)))
+        let fitted = { (side: Int) in max(2, Int((Double(side) * scale).rounded(.down)) & ~1) }
+        return .success(CaptureDevice.Dimensions(width: Int32(fitted(photoWidth)), height: Int32(fitted(photoHeight))))
+    }
+
+    /// The default box of an embedded thumbnail (the EXIF/DCF thumbnail size) and the largest
+    /// side one may have (so that it fits in the 64 KiB EXIF segment).
+    package static let defaultThumbnailBox = (width: 160, height: 120)
+    package static let maximumThumbnailSide = 640
+
+    /// The embedded thumbnail's size `format` asks for, fitted to a photo of `photo` (aspect
+    /// kept), or why it cannot be made (see ``CapturePhotoSettings/embeddedThumbnailPhotoFormat``).
+    package static func thumbnailSize(
+        _ format: [String: Any], photo: CaptureDevice.Dimensions, photoFormat: CapturePhotoSettings.Format
+    ) -> Result<CaptureDevice.Dimensions, CaptureError> {
+        func refuse(_ message: String) -> Result<CaptureDevice.Dimensions, CaptureError> {
+            .failure(CaptureError(.invalidArgument, message))
+        }
+        let known: Set<String> = [VideoCodecKey, VideoWidthKey, VideoHeightKey]
+        if let unknown = format.keys.sorted().first(where: { !known.contains($0) }) {
+            return refuse(
+                "embedded thumbnail format key '\(unknown)' is not supported: use VideoCodecKey, VideoWidthKey and VideoHeightKey"
+            )
+        }
+        let codec: VideoCodecType? =
+            switch format[VideoCodecKey] {
+            case let type as VideoCodecType: type
+            case let name as String: VideoCodecType(rawValue: name)
+            default: nil
+            }
+        guard codec == .jpeg else {
+            return refuse(
+                "an embedded thumbnail is JPEG: set VideoCodecKey to VideoCodecType.jpeg (see availableEmbeddedThumbnailPhotoCodecTypes), not \(format[VideoCodecKey].map { "\($0)" } ?? "nothing")"
+            )
+        }
+        guard case .jpeg = photoFormat else {
+            return refuse(
+                "an uncompressed photo has no file to embed a thumbnail in: ask for a JPEG photo, or set no embeddedThumbnailPhotoFormat"
+            )
+        }
+        func side(_ key: String) -> Result<Int?, CaptureError> {
+            guard let value = format[key] else { return .success(nil) }
+            let number: Int? =
+                switch value {
+                case let i as Int: i
+                case let i as Int32: Int(i)
+                case let d as Double where d.rounded() == d && abs(d) < 1e9: Int(d)
+                default: nil
+                }
+            guard let number, number > 0 else {
+                return .failure(
+                    CaptureError(
+                        .invalidArgument,
+                        "the embedded thumbnail's \(key) takes a whole number of pixels of at least 1, got \(value)"))
+            }
+            return .success(min(number, maximumThumbnailSide))
+        }
+        let width: Int?
+        let height: Int?
+        switch (side(VideoWidthKey), side(VideoHeightKey)) {
+        case (.failure(let error), _), (_, .failure(let error)): return .failure(error)
+        case (.success(let w), .success(let h)): (width, height) = (w, h)
+        }
+        let photoWidth = Int(photo.width)
+        let photoHeight = Int(photo.height)
+        guard photoWidth > 0, photoHeight > 0 else { return .success(photo) }
+        let boxWidth: Int
+        let boxHeight: Int
+        switch (width, height) {
+        case (nil, nil): (boxWidth, boxHeight) = defaultThumbnailBox
+        case (let w?, nil): (boxWidth, boxHeight) = (w, maximumThumbnailSide)
+        case (nil, let h?): (boxWidth, boxHeight) = (maximumThumbnailSide, h)
+        case (let w?, let h?): (boxWidth, boxHeight) = (w, h)
+        }
         // Fit inside the box, aspect kept, even sides (chroma), at least 2, never larger than the photo.
         let scale = min(1, min(Double(boxWidth) / Double(photoWidth), Double(boxHeight) / Double(photoHeight)))
         let fitted = { (side: Int) in max(2, Int((Double(side) * scale).rounded(.down)) & ~1) }
@@ -668,6 +754,8 @@ package final class PhotoCapturePipeline: @unchecked Sendable {
 package final class PhotoWorker: @unchecked Sendable {
     // unchecked: used on one serial queue only (documented above).
     private var encoder: JPEGEncoder?
+    /// The embedded thumbnails' encoder (its own, so the frame's encodes stay cached by quality).
+    private var thumbnailEncoder: JPEGEncoder?
     private var conversions = FrameConversions()
     private var decoders: [PixelFormat: JPEGDecoder] = [:]
     /// The JPEG of the current frame at each quality (several requests share one encode).
@@ -717,8 +805,9 @@ package final class PhotoWorker: @unchecked Sendable {
                             sequenceNumber: sample.sequenceNumber, exif: metadata, frame: frame, quality: quality,
                             preview: preview)))
             case .jpeg(let quality):
-                let jpeg = try self.jpeg(image, quality: quality)
-                let file = try EXIFWriter.insert(metadata, into: jpeg)
+                let file = try self.file(
+                    image, quality: quality, metadata: metadata, thumbnail: request.thumbnail,
+                    shared: sample.decodedFrame)
                 return .success(
                     .photo(
                         CapturePhoto(
@@ -748,6 +837,38 @@ package final class PhotoWorker: @unchecked Sendable {
         let preview = try newBuffer(.bgra, width, height)
         try conversions.conversion(of: source, to: .bgra, size: size).convert(source, into: preview)
         return preview
+    }
+
+    /// The photo's JPEG file: ``jpeg(_:quality:)`` with `metadata` as its EXIF segment and, when
+    /// asked, a JPEG thumbnail of `image` at `thumbnail`'s size in IFD1 — at the photo's quality,
+    /// lowered step by step until the segment fits in its 64 KiB.
+    package func file(
+        _ image: PixelBuffer, quality: Double, metadata: EXIFMetadata, thumbnail: CaptureDevice.Dimensions?,
+        shared: DecodedFrame?
+    ) throws(CaptureError) -> [UInt8] {
+        let jpeg = try self.jpeg(image, quality: quality)
+        guard let thumbnail else { return try EXIFWriter.insert(metadata, into: jpeg) }
+        let small = try previewImage(image, size: thumbnail, shared: shared)
+        let encoder: JPEGEncoder
+        if let existing = thumbnailEncoder {
+            encoder = existing
+        } else {
+            encoder = try JPEGEncoder(quality: quality)
+            thumbnailEncoder = encoder
+        }
+        var failure: CaptureError?
+        for step in [quality, 0.7, 0.5, 0.3, 0.1] where step <= quality {
+            encoder.quality = step
+            let bytes = try encoder.encode(small)
+            do throws(CaptureError) {
+                return try EXIFWriter.insert(metadata, thumbnail: bytes, into: jpeg)
+            } catch {
+                failure = error
+            }
+        }
+        throw failure
+            ?? CaptureError(
+                .invalidArgument, "the \(thumbnail.width)x\(thumbnail.height) thumbnail could not be embedded")
     }
 
     /// The JPEG of `image`: an MJPEG camera's own frame (with the standard Huffman tables where it
