@@ -169,6 +169,11 @@ static int vf_fail(vf_jpeg_decoder *decoder) {
 }
 
 int vf_jpeg_start(vf_jpeg_decoder *decoder, const unsigned char *data, unsigned long size, vf_jpeg_info *out) {
+    return vf_jpeg_start_scaled(decoder, data, size, 1, out);
+}
+
+int vf_jpeg_start_scaled(
+    vf_jpeg_decoder *decoder, const unsigned char *data, unsigned long size, int scale_denom, vf_jpeg_info *out) {
     decoder->error.warning = 0;
     decoder->error.message[0] = 0;
     if (!decoder->created) {
@@ -208,14 +213,31 @@ int vf_jpeg_start(vf_jpeg_decoder *decoder, const unsigned char *data, unsigned 
     info->raw_data_out = TRUE;
     info->dct_method = JDCT_ISLOW;
     info->do_fancy_upsampling = FALSE;
+    info->scale_num = 1;
+    info->scale_denom = (unsigned int)(scale_denom > 0 ? scale_denom : 1);
+    jpeg_calc_output_dimensions(info);
+    int scaled = info->min_DCT_scaled_size;
+    if (scale_denom > 1) {
+        int uniform = 1;
+        for (int component = 0; component < info->num_components; component++) {
+            if (info->comp_info[component].DCT_scaled_size != scaled) uniform = 0;
+        }
+        if (!uniform || (info->num_components == 3 && (info->max_v_samp_factor * scaled) % 2 != 0)) {
+            out->subsampling = -1;
+            jpeg_abort_decompress(info);
+            return 0;
+        }
+    }
     jpeg_start_decompress(info);
     decoder->started = 1;
     jpeg_component_info *c = info->comp_info;
-    out->luma_rows = info->max_v_samp_factor * DCTSIZE;
-    out->luma_row_bytes = (int)c[0].width_in_blocks * DCTSIZE;
+    out->output_width = (int)info->output_width;
+    out->output_height = (int)info->output_height;
+    out->luma_rows = info->max_v_samp_factor * scaled;
+    out->luma_row_bytes = (int)c[0].width_in_blocks * c[0].DCT_scaled_size;
     if (info->num_components == 3) {
-        out->chroma_rows = c[1].v_samp_factor * DCTSIZE;
-        out->chroma_row_bytes = (int)c[1].width_in_blocks * DCTSIZE;
+        out->chroma_rows = c[1].v_samp_factor * c[1].DCT_scaled_size;
+        out->chroma_row_bytes = (int)c[1].width_in_blocks * c[1].DCT_scaled_size;
         out->chroma_width = (int)c[1].downsampled_width;
     }
     return 0;
@@ -233,12 +255,13 @@ int vf_jpeg_read_rows(vf_jpeg_decoder *decoder, unsigned char *y, int y_stride, 
     unsigned char *bases[3] = {y, cb, cr};
     int strides[3] = {y_stride, cb_stride, cr_stride};
     for (int component = 0; component < info->num_components; component++) {
-        int count = info->comp_info[component].v_samp_factor * DCTSIZE;
+        int count = info->comp_info[component].v_samp_factor * info->comp_info[component].DCT_scaled_size;
         for (int row = 0; row < count; row++) rows[component][row] = bases[component] + (size_t)row * strides[component];
     }
     JDIMENSION first = info->output_scanline;
     if (setjmp(decoder->error.jump)) return vf_fail(decoder);
-    JDIMENSION lines = jpeg_read_raw_data(info, planes, (JDIMENSION)(info->max_v_samp_factor * DCTSIZE));
+    JDIMENSION lines =
+        jpeg_read_raw_data(info, planes, (JDIMENSION)(info->max_v_samp_factor * info->min_DCT_scaled_size));
     if (lines == 0) {
         snprintf(decoder->error.message, sizeof(decoder->error.message), "libjpeg returned no rows (data cut short)");
         return vf_fail(decoder);

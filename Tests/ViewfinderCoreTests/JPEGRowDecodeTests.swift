@@ -74,6 +74,39 @@ struct JPEGRowDecodeTests {
         }
     }
 
+    @Test(
+        "scaled decodes of 4:2:2 (1/2, 1/4) and greyscale (1/2, 1/4, 1/8) go through rows, to TurboJPEG's scaled pixels; 4:2:0 scaled and 4:2:2 at 1/8 fall back to TurboJPEG",
+        arguments: [2, 4, 8])
+    func scaledRows(scale: Int) throws {
+        let (width, height) = (1920, 1080)
+        for subsampling in [JPEGChromaSubsampling.yuv422, .yuv420, .gray] {
+            let jpeg = try Self.sceneJPEG(width, height, subsampling)
+            let byRowsExpected = subsampling == .gray || (subsampling == .yuv422 && scale < 8)
+            for format in JPEGCodecTests.decodedFormats {
+                let byRows = try JPEGDecoder(width: width, height: height, pixelFormat: format, scaleDenominator: scale)
+                let turbo = try JPEGDecoder(width: width, height: height, pixelFormat: format, scaleDenominator: scale)
+                turbo.decodesByRows = false
+                let (w, h) = (byRows.outputWidth, byRows.outputHeight)
+                let a = try JPEGTestSupport.buffer(format, w, h)
+                let b = try JPEGTestSupport.buffer(format, w, h)
+                try byRows.decode(jpeg, into: a)
+                try turbo.decode(jpeg, into: b)
+                #expect(
+                    byRows.framesDecodedByRows == (byRowsExpected ? 1 : 0),
+                    "\(subsampling) at 1/\(scale) → \(format): \(byRows.framesDecodedByRows) frames by rows")
+                // The same scaled IDCT: the same luma; chroma through the same kernels (4:2:2 → 4:2:0
+                // averages row pairs either way; an odd height's last row alone: within 2).
+                let differences = Self.planeDifferences(a, b)
+                #expect(
+                    format == .bgra ? differences[0] <= 2 : differences[0] == 0,
+                    "\(subsampling) at 1/\(scale) → \(format): per-plane differences \(differences)")
+                #expect(
+                    differences.dropFirst().allSatisfy { $0 <= 2 },
+                    "\(subsampling) at 1/\(scale) → \(format): per-plane differences \(differences)")
+            }
+        }
+    }
+
     @Test func otherLayoutsFallBackToTurboJPEG() throws {
         let jpeg = try Self.sceneJPEG(640, 480, .yuv444)
         for format in JPEGCodecTests.decodedFormats {

@@ -31,6 +31,9 @@ typedef struct {
     int chroma_row_bytes;
     /// Chroma samples per row that belong to the image.
     int chroma_width;
+    /// The decoded image's size (the frame's, or its 1/scale_denom, rounded up).
+    int output_width;
+    int output_height;
 } vf_jpeg_info;
 
 /// A new decompressor, or NULL when out of memory.
@@ -41,6 +44,11 @@ void vf_jpeg_destroy(vf_jpeg_decoder *decoder);
 /// up to its first scan, fills `info`, and when `info->subsampling` is not -1 starts raw decoding
 /// (strict: accurate integer IDCT, stop at the first warning). Returns 0 or -1 (error; aborted).
 int vf_jpeg_start(vf_jpeg_decoder *decoder, const unsigned char *data, unsigned long size, vf_jpeg_info *info);
+/// vf_jpeg_start decoding at 1/`scale_denom` (1, 2, 4 or 8: libjpeg's scaled IDCT). A scaled frame
+/// whose chroma libjpeg would scale differently from its luma (4:2:0), or whose 4:2:2 row groups
+/// would be a single row (1/8), reports subsampling -1 and is not started, like another layout.
+int vf_jpeg_start_scaled(
+    vf_jpeg_decoder *decoder, const unsigned char *data, unsigned long size, int scale_denom, vf_jpeg_info *info);
 /// Decodes the next iMCU row: `luma_rows` rows into y + i * y_stride and `chroma_rows` rows each into
 /// cb + i * cb_stride and cr + i * cr_stride (rows must hold luma_row_bytes / chroma_row_bytes bytes;
 /// cb and cr are ignored for greyscale). Returns the number of luma rows that belong to the image

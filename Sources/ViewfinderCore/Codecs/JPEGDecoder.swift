@@ -91,8 +91,9 @@ public struct JPEGHeader: Sendable, Hashable {
 ///
 /// Scratch memory is allocated the first time a subsampling is seen and reused from then on;
 /// libjpeg's working memory for a frame comes from an arena the decompressor keeps (the CJPEG
-/// shim), so a whole-size 4:2:2, 4:2:0 or greyscale frame decodes without allocating. TurboJPEG
-/// (scaled decodes, other layouts) still allocates its working memory on every call.
+/// shim), so a frame the row path takes (4:2:2 at 1/1, 1/2, 1/4; 4:2:0 whole; greyscale at any
+/// scale) decodes without allocating. TurboJPEG (other layouts and scales) still allocates its
+/// working memory on every call.
 ///
 /// Thread safety: an instance is **not** thread-safe: it owns a TurboJPEG handle, a libjpeg
 /// decompressor and scratch planes, so use it from one thread at a time. Separate instances may decode on separate threads
@@ -339,8 +340,9 @@ public final class JPEGDecoder: @unchecked Sendable {
                 "a \(outputWidth)x\(outputHeight) \(pixelFormat) JPEG decoder cannot fill a \(destination.width)x\(destination.height) \(destination.pixelFormat) buffer"
             )
         }
-        // The row-group path decodes whole frames; a scaled decode goes through TurboJPEG's planes.
-        if decodesByRows && scaleDenominator == 1 && (pixelFormat != .bgra || decodesBGRAThroughPlanes) {
+        // The row-group path decodes whole and scaled frames (libjpeg's scaled IDCT); what it does not
+        // take (other layouts, a 4:2:0 scaled frame, 4:2:2 at 1/8) goes through TurboJPEG's planes.
+        if decodesByRows && (pixelFormat != .bgra || decodesBGRAThroughPlanes) {
             if try decodeByRows(frame, into: destination) { return }
         }
         let header = try readHeader(frame)
@@ -584,15 +586,27 @@ public final class JPEGDecoder: @unchecked Sendable {
     {
         let base = try Self.checkStructure(frame).base
         var info = vf_jpeg_info()
-        guard vf_jpeg_start(rows, base.assumingMemoryBound(to: UInt8.self), UInt(frame.count), &info) == 0 else {
+        guard
+            vf_jpeg_start_scaled(
+                rows, base.assumingMemoryBound(to: UInt8.self), UInt(frame.count), Int32(scaleDenominator), &info) == 0
+        else {
             throw rowError(frameBytes: frame.count)
         }
         guard let subsampling = JPEGChromaSubsampling(turboJPEG: info.subsampling) else { return false }
-        guard Int(info.width) == width, Int(info.height) == height else {
+        guard Int(info.width) == self.width, Int(info.height) == self.height else {
             vf_jpeg_abort(rows)
             throw CaptureError(
                 .conversionFailed,
-                "a JPEG frame is \(info.width)x\(info.height) but the camera's format is \(width)x\(height); the frame was dropped"
+                "a JPEG frame is \(info.width)x\(info.height) but the camera's format is \(self.width)x\(self.height); the frame was dropped"
+            )
+        }
+        // From here on, the decoded image's size (the frame's at 1/scaleDenominator).
+        let (width, height) = (Int(info.output_width), Int(info.output_height))
+        guard width == outputWidth, height == outputHeight else {
+            vf_jpeg_abort(rows)
+            throw CaptureError(
+                .conversionFailed,
+                "libjpeg decodes this frame at 1/\(scaleDenominator) to \(width)x\(height), not \(outputWidth)x\(outputHeight); the frame was dropped"
             )
         }
         let groupRows = Int(info.luma_rows)
@@ -630,7 +644,7 @@ public final class JPEGDecoder: @unchecked Sendable {
             if isBGRA {
                 try rowsToBGRA(
                     y: y, yStride: yStride, cb: cb, cr: cr, chromaStride: chromaRowBytes, subsampling: subsampling,
-                    row: row, count: count, into: destination)
+                    row: row, count: count, width: width, into: destination)
                 row += groupRows
                 continue
             }
@@ -708,7 +722,8 @@ public final class JPEGDecoder: @unchecked Sendable {
     /// One group of decoded full-range rows to BGRA through libyuv's JPEG-matrix ("J") kernels.
     private func rowsToBGRA(
         y: UnsafeMutablePointer<UInt8>, yStride: Int, cb: UnsafeMutablePointer<UInt8>, cr: UnsafeMutablePointer<UInt8>,
-        chromaStride: Int, subsampling: JPEGChromaSubsampling, row: Int, count: Int, into destination: PixelBuffer
+        chromaStride: Int, subsampling: JPEGChromaSubsampling, row: Int, count: Int, width: Int,
+        into destination: PixelBuffer
     ) throws(CaptureError) {
         let stride = destination.bytesPerRow
         let argb = destination.baseAddress.assumingMemoryBound(to: UInt8.self) + row * stride
